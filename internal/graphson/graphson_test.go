@@ -1,0 +1,257 @@
+package graphson
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+type vector struct {
+	Name       string                     `json:"name"`
+	Kind       string                     `json:"kind"`
+	Label      string                     `json:"label"`
+	OutV       string                     `json:"out_v"`
+	InV        string                     `json:"in_v"`
+	Properties map[string]json.RawMessage `json:"properties"`
+	Canonical  string                     `json:"canonical"`
+	ID         string                     `json:"id"`
+}
+
+func loadVectors(t *testing.T) []vector {
+	t.Helper()
+	b, err := os.ReadFile("../../schemas/testdata/identity-vectors.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Vectors []vector `json:"vectors"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Vectors) < 5 {
+		t.Fatalf("only %d vectors", len(f.Vectors))
+	}
+	return f.Vectors
+}
+
+func TestIdentityVectors(t *testing.T) {
+	for _, v := range loadVectors(t) {
+		t.Run(v.Name, func(t *testing.T) {
+			props := Properties{}
+			for k, raw := range v.Properties {
+				val, err := DecodeValue(raw)
+				if err != nil {
+					t.Fatalf("decode %s: %v", k, err)
+				}
+				props[k] = val
+			}
+			var canon []byte
+			var id string
+			var err error
+			switch v.Kind {
+			case "vertex":
+				canon, err = CanonicalVertex(v.Label, props)
+				if err == nil {
+					id, err = VertexID(v.Label, props)
+				}
+			case "edge":
+				canon, err = CanonicalEdge(v.Label, v.OutV, v.InV, props)
+				if err == nil {
+					id, err = EdgeID(v.Label, v.OutV, v.InV, props)
+				}
+			default:
+				t.Fatalf("unknown kind %q", v.Kind)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(canon) != v.Canonical {
+				t.Errorf("canonical:\n got %s\nwant %s", canon, v.Canonical)
+			}
+			if id != v.ID {
+				t.Errorf("id = %s, want %s", id, v.ID)
+			}
+		})
+	}
+}
+
+func TestIdentityChangesWithEveryProperty(t *testing.T) {
+	base := Properties{"short_url_token": "7BTadEDkJ8", "short_url_path": "https://s.example/7BTadEDkJ8", "target_url": "https://example.com/"}
+	id, err := VertexID("short_url", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range base {
+		variant := Properties{}
+		for kk, vv := range base {
+			variant[kk] = vv
+		}
+		variant[k] = base[k].(string) + "x"
+		other, err := VertexID("short_url", variant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if other == id {
+			t.Errorf("changing %s did not change the identity", k)
+		}
+	}
+	withExtra := Properties{"created_by": "producer"}
+	for k, v := range base {
+		withExtra[k] = v
+	}
+	if other, _ := VertexID("short_url", withExtra); other == id {
+		t.Error("an extra property did not change the identity")
+	}
+	if other, _ := VertexID("short_urls", base); other == id {
+		t.Error("the label is not part of the identity")
+	}
+}
+
+func TestCanonicalRejects(t *testing.T) {
+	tests := []struct {
+		name  string
+		label string
+		props Properties
+	}{
+		{"upper-case label", "ShortURL", Properties{}},
+		{"empty label", "", Properties{}},
+		{"bad key", "short_url", Properties{"Target-URL": "x"}},
+		{"float value", "short_url", Properties{"n": 1.5}},
+		{"int not int64", "short_url", Properties{"n": 1}},
+		{"nil value", "short_url", Properties{"n": nil}},
+		{"invalid utf-8", "short_url", Properties{"n": "\xff"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := VertexID(tt.label, tt.props); !errors.Is(err, ErrInvalid) {
+				t.Fatalf("err = %v, want ErrInvalid", err)
+			}
+		})
+	}
+	if _, err := EdgeID("e", "not-an-id", "x", Properties{}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("edge with bad endpoints: err = %v", err)
+	}
+}
+
+func TestDocumentRoundTrip(t *testing.T) {
+	v, err := NewVertex("short_url", Properties{"short_url_token": "7BTadEDkJ8", "short_url_path": "https://s.example/7BTadEDkJ8", "target_url": "https://example.com/a?b=c&d=\"e\""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewEdge("short_url_visited", v, v, Properties{"event_identifier": "ev_01JZ8Q6W3C4V5B6N7M8K9J0H1G", "n": int64(3), "ok": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := Document{Vertices: []Vertex{v}, Edges: []Edge{e}}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !json.Valid(b) {
+		t.Fatalf("not JSON: %s", b)
+	}
+	var back Document
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(doc, back); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	if err := back.Verify(); err != nil {
+		t.Errorf("verify: %v", err)
+	}
+	b2, _ := json.Marshal(back)
+	if string(b) != string(b2) {
+		t.Errorf("encoding is not deterministic:\n%s\n%s", b, b2)
+	}
+}
+
+func TestVerifyCatchesForgedIDs(t *testing.T) {
+	v, _ := NewVertex("short_url", Properties{"short_url_token": "7BTadEDkJ8"})
+	forged := v
+	forged.Properties = Properties{"short_url_token": "7BTadEDkJ9"}
+	if err := (Document{Vertices: []Vertex{forged}}).Verify(); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("vertex: err = %v", err)
+	}
+	e, _ := NewEdge("short_url_visited", v, v, Properties{"event_identifier": "ev_1"})
+	e.Properties = Properties{"event_identifier": "ev_2"}
+	if err := (Document{Edges: []Edge{e}}).Verify(); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("edge: err = %v", err)
+	}
+}
+
+func TestUnmarshalRejects(t *testing.T) {
+	tests := map[string]string{
+		"not json":          `{`,
+		"unknown member":    `{"vertices":[],"edges":[],"extra":1}`,
+		"wrong vertex type": `{"vertices":[{"@type":"g:Edge","@value":{}}],"edges":[]}`,
+		"two values":        `{"vertices":[{"@type":"g:Vertex","@value":{"id":"x","label":"a","properties":{"k":[{"@type":"g:VertexProperty","@value":{"id":"x/k","label":"k","value":"1"}},{"@type":"g:VertexProperty","@value":{"id":"x/k","label":"k","value":"2"}}]}}}],"edges":[]}`,
+		"mislabelled":       `{"vertices":[{"@type":"g:Vertex","@value":{"id":"x","label":"a","properties":{"k":[{"@type":"g:VertexProperty","@value":{"id":"x/k","label":"j","value":"1"}}]}}}],"edges":[]}`,
+		"list value":        `{"vertices":[{"@type":"g:Vertex","@value":{"id":"x","label":"a","properties":{"k":[{"@type":"g:VertexProperty","@value":{"id":"x/k","label":"k","value":{"@type":"g:List","@value":[]}}}]}}}],"edges":[]}`,
+		"untyped number":    `{"vertices":[{"@type":"g:Vertex","@value":{"id":"x","label":"a","properties":{"k":[{"@type":"g:VertexProperty","@value":{"id":"x/k","label":"k","value":3}}]}}}],"edges":[]}`,
+		"edge property":     `{"vertices":[],"edges":[{"@type":"g:Edge","@value":{"id":"x","label":"a","inV":"i","inVLabel":"l","outV":"o","outVLabel":"l","properties":{"k":{"@type":"g:VertexProperty","@value":{"key":"k","value":"v"}}}}}]}`,
+		"trailing data":     `{"vertices":[],"edges":[]} {}`,
+	}
+	for name, in := range tests {
+		t.Run(name, func(t *testing.T) {
+			var d Document
+			if err := json.Unmarshal([]byte(in), &d); err == nil {
+				t.Fatalf("accepted %s", in)
+			}
+		})
+	}
+}
+
+func TestDecodeValue(t *testing.T) {
+	in := `{"@type":"g:List","@value":[{"@type":"g:Map","@value":["short_url_token","7BTadEDkJ8","n",{"@type":"g:Int64","@value":12},"d",{"@type":"g:Double","@value":1.5},"l",{"@type":"g:List","@value":[true,null]}]}]}`
+	got, err := DecodeValue(json.RawMessage(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []any{map[string]any{"short_url_token": "7BTadEDkJ8", "n": int64(12), "d": 1.5, "l": []any{true, nil}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	enc, err := AppendValue(nil, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := DecodeValue(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, again); diff != "" {
+		t.Errorf("append/decode round trip (-want +got):\n%s", diff)
+	}
+	for _, bad := range []string{`{"@type":"g:Map","@value":["k"]}`, `{"@type":"g:Map","@value":[1,2]}`, `{"@type":"g:Nope","@value":1}`, `[1]`, `12`, `{"@type":"g:Int64","@value":"x"}`, ``} {
+		if _, err := DecodeValue(json.RawMessage(bad)); !errors.Is(err, ErrInvalid) {
+			t.Errorf("DecodeValue(%s) err = %v, want ErrInvalid", bad, err)
+		}
+	}
+}
+
+func FuzzDecodeDocument(f *testing.F) {
+	v, _ := NewVertex("short_url", Properties{"short_url_token": "7BTadEDkJ8", "n": int64(1)})
+	e, _ := NewEdge("short_url_visited", v, v, Properties{"event_identifier": "ev_1"})
+	seed, _ := json.Marshal(Document{Vertices: []Vertex{v}, Edges: []Edge{e}})
+	f.Add(seed)
+	f.Add([]byte(`{"vertices":[],"edges":[]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var d Document
+		if err := json.Unmarshal(b, &d); err != nil {
+			return
+		}
+		out, err := json.Marshal(d)
+		if err != nil {
+			return // a value without canonical form survived parsing only as far as Marshal
+		}
+		var again Document
+		if err := json.Unmarshal(out, &again); err != nil {
+			t.Fatalf("re-parse of own output failed: %v\n%s", err, out)
+		}
+	})
+}

@@ -1,0 +1,444 @@
+package graphson
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// MarshalJSON writes the document in typed GraphSON v3 form:
+//
+//	{"vertices":[{"@type":"g:Vertex","@value":{"id":…,"label":…,"properties":{k:[{"@type":"g:VertexProperty",…}]}}}],
+//	 "edges":[{"@type":"g:Edge","@value":{"id":…,"label":…,"inV":…,"inVLabel":…,"outV":…,"outVLabel":…,"properties":{k:{"@type":"g:Property",…}}}}]}
+//
+// Keys are written in a fixed order and properties sorted, so equal documents are
+// equal bytes.
+func (d Document) MarshalJSON() ([]byte, error) {
+	return d.AppendJSON(make([]byte, 0, 512))
+}
+
+// AppendJSON appends the document's JSON to b.
+func (d Document) AppendJSON(b []byte) ([]byte, error) {
+	var err error
+	b = append(b, `{"vertices":[`...)
+	for i, v := range d.Vertices {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, err = v.appendJSON(b); err != nil {
+			return nil, err
+		}
+	}
+	b = append(b, `],"edges":[`...)
+	for i, e := range d.Edges {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, err = e.appendJSON(b); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, "]}"...), nil
+}
+
+func (v Vertex) appendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"@type":"g:Vertex","@value":{"id":`...)
+	b = appendString(b, v.ID)
+	b = append(b, `,"label":`...)
+	b = appendString(b, v.Label)
+	b = append(b, `,"properties":{`...)
+	for i, k := range sortedKeys(v.Properties) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, `:[{"@type":"g:VertexProperty","@value":{"id":`...)
+		b = appendString(b, v.ID+"/"+k)
+		b = append(b, `,"label":`...)
+		b = appendString(b, k)
+		b = append(b, `,"value":`...)
+		var err error
+		if b, err = appendValue(b, v.Properties[k]); err != nil {
+			return nil, fmt.Errorf("vertex %s property %s: %w", v.Label, k, err)
+		}
+		b = append(b, "}}]"...)
+	}
+	return append(b, "}}}"...), nil
+}
+
+func (e Edge) appendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"@type":"g:Edge","@value":{"id":`...)
+	b = appendString(b, e.ID)
+	b = append(b, `,"label":`...)
+	b = appendString(b, e.Label)
+	b = append(b, `,"inV":`...)
+	b = appendString(b, e.InV)
+	b = append(b, `,"inVLabel":`...)
+	b = appendString(b, e.InVLabel)
+	b = append(b, `,"outV":`...)
+	b = appendString(b, e.OutV)
+	b = append(b, `,"outVLabel":`...)
+	b = appendString(b, e.OutVLabel)
+	b = append(b, `,"properties":{`...)
+	for i, k := range sortedKeys(e.Properties) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, `:{"@type":"g:Property","@value":{"key":`...)
+		b = appendString(b, k)
+		b = append(b, `,"value":`...)
+		var err error
+		if b, err = appendValue(b, e.Properties[k]); err != nil {
+			return nil, fmt.Errorf("edge %s property %s: %w", e.Label, k, err)
+		}
+		b = append(b, "}}"...)
+	}
+	return append(b, "}}}"...), nil
+}
+
+func sortedKeys(p Properties) []string {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+type typed struct {
+	Type  string          `json:"@type"`
+	Value json.RawMessage `json:"@value"`
+}
+
+type wireDocument struct {
+	Vertices []typed `json:"vertices"`
+	Edges    []typed `json:"edges"`
+}
+
+type wireVertexProperty struct {
+	ID    string          `json:"id"`
+	Label string          `json:"label"`
+	Value json.RawMessage `json:"value"`
+}
+
+type wireEdge struct {
+	ID         string           `json:"id"`
+	Label      string           `json:"label"`
+	InV        string           `json:"inV"`
+	InVLabel   string           `json:"inVLabel"`
+	OutV       string           `json:"outV"`
+	OutVLabel  string           `json:"outVLabel"`
+	Properties map[string]typed `json:"properties"`
+}
+
+type wireProperty struct {
+	Key   string          `json:"key"`
+	Value json.RawMessage `json:"value"`
+}
+
+// UnmarshalJSON parses a typed GraphSON v3 document strictly: unknown members,
+// unknown types and values without a canonical form are errors. Ids are taken as
+// written; Verify checks them.
+func (d *Document) UnmarshalJSON(data []byte) error {
+	var w wireDocument
+	if err := strictUnmarshal(data, &w); err != nil {
+		return fmt.Errorf("%w: document: %v", ErrInvalid, err)
+	}
+	out := Document{Vertices: make([]Vertex, 0, len(w.Vertices)), Edges: make([]Edge, 0, len(w.Edges))}
+	for i, t := range w.Vertices {
+		v, err := parseVertex(t)
+		if err != nil {
+			return fmt.Errorf("vertex %d: %w", i, err)
+		}
+		out.Vertices = append(out.Vertices, v)
+	}
+	for i, t := range w.Edges {
+		e, err := parseEdge(t)
+		if err != nil {
+			return fmt.Errorf("edge %d: %w", i, err)
+		}
+		out.Edges = append(out.Edges, e)
+	}
+	*d = out
+	return nil
+}
+
+func parseVertex(t typed) (Vertex, error) {
+	if t.Type != "g:Vertex" {
+		return Vertex{}, fmt.Errorf("%w: @type %q, want g:Vertex", ErrInvalid, t.Type)
+	}
+	var w struct {
+		ID         string             `json:"id"`
+		Label      string             `json:"label"`
+		Properties map[string][]typed `json:"properties"`
+	}
+	if err := strictUnmarshal(t.Value, &w); err != nil {
+		return Vertex{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	v := Vertex{ID: w.ID, Label: w.Label, Properties: make(Properties, len(w.Properties))}
+	for k, list := range w.Properties {
+		if len(list) != 1 {
+			return Vertex{}, fmt.Errorf("%w: property %s must have exactly one value", ErrInvalid, k)
+		}
+		if list[0].Type != "g:VertexProperty" {
+			return Vertex{}, fmt.Errorf("%w: property %s: @type %q, want g:VertexProperty", ErrInvalid, k, list[0].Type)
+		}
+		var p wireVertexProperty
+		if err := strictUnmarshal(list[0].Value, &p); err != nil {
+			return Vertex{}, fmt.Errorf("%w: property %s: %v", ErrInvalid, k, err)
+		}
+		if p.Label != k {
+			return Vertex{}, fmt.Errorf("%w: property %s carries label %q", ErrInvalid, k, p.Label)
+		}
+		val, err := scalar(p.Value)
+		if err != nil {
+			return Vertex{}, fmt.Errorf("property %s: %w", k, err)
+		}
+		v.Properties[k] = val
+	}
+	return v, nil
+}
+
+func parseEdge(t typed) (Edge, error) {
+	if t.Type != "g:Edge" {
+		return Edge{}, fmt.Errorf("%w: @type %q, want g:Edge", ErrInvalid, t.Type)
+	}
+	var w wireEdge
+	if err := strictUnmarshal(t.Value, &w); err != nil {
+		return Edge{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	e := Edge{ID: w.ID, Label: w.Label, InV: w.InV, InVLabel: w.InVLabel, OutV: w.OutV, OutVLabel: w.OutVLabel, Properties: make(Properties, len(w.Properties))}
+	for k, pt := range w.Properties {
+		if pt.Type != "g:Property" {
+			return Edge{}, fmt.Errorf("%w: property %s: @type %q, want g:Property", ErrInvalid, k, pt.Type)
+		}
+		var p wireProperty
+		if err := strictUnmarshal(pt.Value, &p); err != nil {
+			return Edge{}, fmt.Errorf("%w: property %s: %v", ErrInvalid, k, err)
+		}
+		if p.Key != k {
+			return Edge{}, fmt.Errorf("%w: property %s carries key %q", ErrInvalid, k, p.Key)
+		}
+		val, err := scalar(p.Value)
+		if err != nil {
+			return Edge{}, fmt.Errorf("property %s: %w", k, err)
+		}
+		e.Properties[k] = val
+	}
+	return e, nil
+}
+
+// Verify recomputes every element's identity and checks that each edge's endpoints are
+// vertices of the document or given as known (a consumer may look them up itself).
+func (d Document) Verify() error {
+	for _, v := range d.Vertices {
+		id, err := VertexID(v.Label, v.Properties)
+		if err != nil {
+			return fmt.Errorf("vertex %s: %w", v.Label, err)
+		}
+		if id != v.ID {
+			return fmt.Errorf("%w: vertex %s has id %q, identity is %s", ErrInvalid, v.Label, v.ID, id)
+		}
+	}
+	for _, e := range d.Edges {
+		id, err := EdgeID(e.Label, e.OutV, e.InV, e.Properties)
+		if err != nil {
+			return fmt.Errorf("edge %s: %w", e.Label, err)
+		}
+		if id != e.ID {
+			return fmt.Errorf("%w: edge %s has id %q, identity is %s", ErrInvalid, e.Label, e.ID, id)
+		}
+	}
+	return nil
+}
+
+// scalar decodes a property value: a string, a bool or a g:Int64/g:Int32.
+func scalar(raw json.RawMessage) (any, error) {
+	v, err := DecodeValue(raw)
+	if err != nil {
+		return nil, err
+	}
+	switch v.(type) {
+	case string, bool, int64:
+		return v, nil
+	default:
+		return nil, fmt.Errorf("%w: property values must be strings, booleans or integers, got %T", ErrInvalid, v)
+	}
+}
+
+func strictUnmarshal(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return fmt.Errorf("trailing data after JSON value")
+	}
+	return nil
+}
+
+// DecodeValue decodes one typed GraphSON v3 value as Gremlin Server writes it:
+// strings and booleans plain; g:Int32 and g:Int64 as int64; g:Double and g:Float as
+// float64; g:Date and g:Timestamp as time.Time; g:UUID as string; g:List and g:Set as
+// []any; g:Map (alternating keys and values) as map[string]any; null as nil.
+func DecodeValue(raw json.RawMessage) (any, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return nil, fmt.Errorf("%w: empty value", ErrInvalid)
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+		return s, nil
+	case 't', 'f':
+		var b bool
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+		return b, nil
+	case 'n':
+		if string(raw) == "null" {
+			return nil, nil
+		}
+	case '{':
+		var t typed
+		if err := strictUnmarshal(raw, &t); err != nil {
+			return nil, fmt.Errorf("%w: typed value: %v", ErrInvalid, err)
+		}
+		return decodeTyped(t)
+	}
+	return nil, fmt.Errorf("%w: untyped value %.40s", ErrInvalid, raw)
+}
+
+func decodeTyped(t typed) (any, error) {
+	switch t.Type {
+	case "g:Int32", "g:Int64":
+		n, err := strconv.ParseInt(string(bytes.TrimSpace(t.Value)), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, t.Type, err)
+		}
+		return n, nil
+	case "g:Double", "g:Float":
+		var f float64
+		if err := json.Unmarshal(t.Value, &f); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, t.Type, err)
+		}
+		return f, nil
+	case "g:Date", "g:Timestamp":
+		ms, err := strconv.ParseInt(string(bytes.TrimSpace(t.Value)), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, t.Type, err)
+		}
+		return time.UnixMilli(ms).UTC(), nil
+	case "g:UUID":
+		var s string
+		if err := json.Unmarshal(t.Value, &s); err != nil {
+			return nil, fmt.Errorf("%w: g:UUID: %v", ErrInvalid, err)
+		}
+		return s, nil
+	case "g:List", "g:Set":
+		var items []json.RawMessage
+		if err := json.Unmarshal(t.Value, &items); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, t.Type, err)
+		}
+		out := make([]any, 0, len(items))
+		for _, it := range items {
+			v, err := DecodeValue(it)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	case "g:Map":
+		var items []json.RawMessage
+		if err := json.Unmarshal(t.Value, &items); err != nil {
+			return nil, fmt.Errorf("%w: g:Map: %v", ErrInvalid, err)
+		}
+		if len(items)%2 != 0 {
+			return nil, fmt.Errorf("%w: g:Map has an odd number of items", ErrInvalid)
+		}
+		out := make(map[string]any, len(items)/2)
+		for i := 0; i < len(items); i += 2 {
+			k, err := DecodeValue(items[i])
+			if err != nil {
+				return nil, err
+			}
+			ks, ok := k.(string)
+			if !ok {
+				return nil, fmt.Errorf("%w: g:Map key %T is not a string", ErrInvalid, k)
+			}
+			v, err := DecodeValue(items[i+1])
+			if err != nil {
+				return nil, err
+			}
+			out[ks] = v
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("%w: unsupported @type %q", ErrInvalid, t.Type)
+}
+
+// AppendValue appends v as a typed GraphSON v3 value, the inverse of DecodeValue:
+// string, bool, nil, int64 (g:Int64), int (g:Int64), float64 (g:Double),
+// time.Time (g:Date), []any (g:List) and map[string]any (g:Map, keys sorted).
+func AppendValue(b []byte, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case int:
+		return appendValue(b, int64(v))
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%w: %v has no JSON form", ErrInvalid, v)
+		}
+		b = append(b, `{"@type":"g:Double","@value":`...)
+		b = strconv.AppendFloat(b, v, 'g', -1, 64)
+		return append(b, '}'), nil
+	case time.Time:
+		b = append(b, `{"@type":"g:Date","@value":`...)
+		b = strconv.AppendInt(b, v.UnixMilli(), 10)
+		return append(b, '}'), nil
+	case []any:
+		b = append(b, `{"@type":"g:List","@value":[`...)
+		for i, it := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = AppendValue(b, it); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, "]}"...), nil
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b = append(b, `{"@type":"g:Map","@value":[`...)
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ',')
+			var err error
+			if b, err = AppendValue(b, v[k]); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, "]}"...), nil
+	}
+	return appendValue(b, v)
+}
