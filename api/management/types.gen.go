@@ -46,10 +46,10 @@ type Problem struct {
 
 // ShortURL defines model for ShortURL.
 type ShortURL struct {
-	// ShortUrl The resolver base URL followed by `/` and the token.
+	// ShortURL The resolver base URL followed by `/` and the token.
 	//
 	// Example: https://short.example.com/7BTadEDkJ8
-	ShortUrl string `json:"short_url"`
+	ShortURL string `json:"short_url"`
 
 	// Token Example: 7BTadEDkJ8
 	Token string `json:"token"`
@@ -57,12 +57,12 @@ type ShortURL struct {
 
 // ShortURLRequest The target of a new short URL. No other field is accepted.
 type ShortURLRequest struct {
-	// TargetUrl Absolute http or https URL with a host, at most 2048 characters, without
+	// TargetURL Absolute http or https URL with a host, at most 2048 characters, without
 	// userinfo, whitespace or control characters, and not on the resolver's own host.
 	//
 	//
 	// Example: https://example.com/landing?message_id=msg_123
-	TargetUrl string `json:"target_url"`
+	TargetURL string `json:"target_url"`
 }
 
 // Token defines model for Token.

@@ -1,0 +1,239 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	middleware "github.com/oapi-codegen/nethttp-middleware"
+
+	"github.com/linoone/linoone/api/management"
+	"github.com/linoone/linoone/internal/shorturl"
+)
+
+// MaxBodyBytes bounds a management request body; a ShortURLRequest is at most a few
+// kilobytes.
+const MaxBodyBytes = 16 << 10
+
+// Clicker reads a short URL's click count back from the graph.
+type Clicker interface {
+	Clicks(ctx context.Context, tok shorturl.Token) (int64, error)
+}
+
+// Authenticator verifies a request's SigV4 signature. Locally the server verifies
+// it; on AWS API Gateway's AWS_IAM authorizer already has, and Authenticator is nil.
+type Authenticator interface {
+	Verify(r *http.Request) error
+}
+
+// ManagementDeps are what the management API needs.
+type ManagementDeps struct {
+	Issuer        *shorturl.Issuer
+	Clicker       Clicker
+	Authenticator Authenticator // nil: requests were authenticated upstream
+	Logger        *slog.Logger
+}
+
+type managementServer struct {
+	issuer  *shorturl.Issuer
+	clicker Clicker
+	log     *slog.Logger
+}
+
+var _ management.StrictServerInterface = managementServer{}
+
+// NewManagement returns the private management API: POST /shorten,
+// GET /links/{token}/stats and GET /healthz. Every operation but healthz needs a valid
+// signature (403 otherwise, before anything else happens), and every request is
+// validated against openapi.yaml before it reaches the domain.
+func NewManagement(d ManagementDeps) (http.Handler, error) {
+	if d.Issuer == nil || d.Clicker == nil {
+		return nil, fmt.Errorf("%w: management api needs an issuer and a clicker", shorturl.ErrMissingComponent)
+	}
+	log := d.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	spec, err := management.GetSwagger()
+	if err != nil {
+		return nil, fmt.Errorf("load embedded openapi spec: %w", err)
+	}
+	spec.Servers = nil
+	validate := middleware.OapiRequestValidatorWithOptions(spec, &middleware.Options{
+		Options: openapi3filter.Options{
+			// The signature was checked before validation (or by API Gateway).
+			AuthenticationFunc: func(context.Context, *openapi3filter.AuthenticationInput) error { return nil },
+		},
+		ErrorHandlerWithOpts: validationProblem,
+	})
+	param, request, response := errorHandlers(log, http.StatusNotFound)
+	strict := management.NewStrictHandlerWithOptions(managementServer{issuer: d.Issuer, clicker: d.Clicker, log: log}, nil,
+		management.StrictHTTPServerOptions{RequestErrorHandlerFunc: request, ResponseErrorHandlerFunc: response})
+	mux := http.NewServeMux()
+	mux.Handle("/", fallback(func(path string) string {
+		switch {
+		case path == "/shorten":
+			return "POST"
+		case path == "/healthz", strings.HasPrefix(path, "/links/") && strings.HasSuffix(path, "/stats"):
+			return "GET, HEAD"
+		}
+		return ""
+	}))
+	// Middlewares run last-to-first: body limit, then signature, then media type and
+	// schema validation, then the handler.
+	mws := []management.MiddlewareFunc{validate, requireJSON, authenticate(d.Authenticator, log), limitBody}
+	return management.HandlerWithOptions(strict, management.StdHTTPServerOptions{BaseRouter: mux, Middlewares: mws, ErrorHandlerFunc: param}), nil
+}
+
+func isHealth(r *http.Request) bool { return r.URL.Path == "/healthz" }
+
+// limitBody reads the whole body up front, bounded, so that the signature check and
+// the validator see the same bytes and an oversized body is a clear 413.
+func limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
+		if err != nil {
+			writeProblem(w, newProblem(http.StatusBadRequest, CodeInvalidRequest, "request body could not be read"))
+			return
+		}
+		if len(b) > MaxBodyBytes {
+			writeProblem(w, newProblem(http.StatusRequestEntityTooLarge, CodeTooLarge, fmt.Sprintf("request body is larger than %d bytes", MaxBodyBytes)))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		r.ContentLength = int64(len(b))
+		next.ServeHTTP(w, r)
+	})
+}
+
+func authenticate(a Authenticator, log *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if a == nil {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !isHealth(r) {
+				if err := a.Verify(r); err != nil {
+					// The error names the failed check, never the secret or signature.
+					log.WarnContext(r.Context(), "request refused: signature", "method", r.Method, "path", r.URL.Path, "reason", err.Error())
+					writeProblem(w, newProblem(http.StatusForbidden, CodeForbidden, "the request is unsigned or its SigV4 signature does not verify: "+err.Error()))
+					return
+				}
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+func requireJSON(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+			if err != nil || mt != "application/json" {
+				writeProblem(w, newProblem(http.StatusUnsupportedMediaType, CodeMediaType, "request body must be application/json"))
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// validationProblem turns an OpenAPI validation error into a problem naming the rule.
+func validationProblem(ctx context.Context, err error, w http.ResponseWriter, r *http.Request, opts middleware.ErrorHandlerOpts) {
+	if opts.MatchedRoute == nil {
+		writeProblem(w, newProblem(http.StatusNotFound, CodeNotFound, "no such resource"))
+		return
+	}
+	var reqErr *openapi3filter.RequestError
+	if !errors.As(err, &reqErr) {
+		writeProblem(w, newProblem(http.StatusBadRequest, CodeInvalidRequest, "the request does not match the API"))
+		return
+	}
+	if reqErr.Parameter != nil {
+		if reqErr.Parameter.In == openapi3.ParameterInPath {
+			writeProblem(w, newProblem(http.StatusNotFound, CodeNotFound, "no such resource"))
+			return
+		}
+		writeProblem(w, newProblem(http.StatusBadRequest, CodeInvalidRequest, "parameter "+reqErr.Parameter.Name+" is invalid"))
+		return
+	}
+	var schemaErr *openapi3.SchemaError
+	if !errors.As(err, &schemaErr) {
+		writeProblem(w, newProblem(http.StatusBadRequest, CodeInvalidRequest, "request body is not a valid JSON object"))
+		return
+	}
+	field := strings.Join(schemaErr.JSONPointer(), ".")
+	switch {
+	case schemaErr.SchemaField == "additionalProperties":
+		writeProblem(w, newProblem(http.StatusBadRequest, CodeUnknownField, schemaErr.Reason+"; the body is exactly {\"target_url\": \"…\"}"))
+	case field == "target_url" && schemaErr.SchemaField == "maxLength":
+		writeProblem(w, newProblem(http.StatusBadRequest, string(shorturl.RuleLength), fmt.Sprintf("target_url is longer than %d characters", shorturl.MaxTargetLength)))
+	case (field == "target_url" && schemaErr.SchemaField == "minLength") || schemaErr.SchemaField == "required":
+		writeProblem(w, newProblem(http.StatusBadRequest, string(shorturl.RuleRequired), "target_url is required"))
+	default:
+		detail := schemaErr.Reason
+		if field != "" {
+			detail = field + ": " + detail
+		}
+		writeProblem(w, newProblem(http.StatusBadRequest, CodeInvalidRequest, detail))
+	}
+}
+
+func (s managementServer) GetHealth(ctx context.Context, _ management.GetHealthRequestObject) (management.GetHealthResponseObject, error) {
+	return management.GetHealth200JSONResponse{Status: management.Ok}, nil
+}
+
+func (s managementServer) Shorten(ctx context.Context, req management.ShortenRequestObject) (management.ShortenResponseObject, error) {
+	if req.Body == nil {
+		return management.Shorten400ApplicationProblemPlusJSONResponse{BadRequestApplicationProblemPlusJSONResponse: management.BadRequestApplicationProblemPlusJSONResponse(managementProblem(http.StatusBadRequest, string(shorturl.RuleRequired), "target_url is required"))}, nil
+	}
+	u, err := s.issuer.Shorten(ctx, req.Body.TargetURL)
+	var rule *shorturl.RuleError
+	switch {
+	case err == nil:
+		s.log.InfoContext(ctx, "short url issued", "short_url_token", string(u.Token))
+		return management.Shorten201JSONResponse{Token: string(u.Token), ShortURL: u.Path}, nil
+	case errors.As(err, &rule):
+		return management.Shorten400ApplicationProblemPlusJSONResponse{BadRequestApplicationProblemPlusJSONResponse: management.BadRequestApplicationProblemPlusJSONResponse(managementProblem(http.StatusBadRequest, string(rule.Rule), rule.Detail))}, nil
+	case errors.Is(err, shorturl.ErrTokenSpaceBusy):
+		s.log.ErrorContext(ctx, "shorten failed", "err", err)
+		return management.Shorten503ApplicationProblemPlusJSONResponse{UnavailableApplicationProblemPlusJSONResponse: management.UnavailableApplicationProblemPlusJSONResponse(managementProblem(http.StatusServiceUnavailable, CodeTokenSpace, "no unused token was found; try again"))}, nil
+	case errors.Is(err, shorturl.ErrUnavailable):
+		s.log.ErrorContext(ctx, "shorten failed: persist unavailable", "err", err)
+		return management.Shorten503ApplicationProblemPlusJSONResponse{UnavailableApplicationProblemPlusJSONResponse: management.UnavailableApplicationProblemPlusJSONResponse(managementProblem(http.StatusServiceUnavailable, CodeUnavailable, "the short URL store is unavailable; nothing was written; try again"))}, nil
+	default:
+		return nil, err
+	}
+}
+
+func (s managementServer) GetLinkStats(ctx context.Context, req management.GetLinkStatsRequestObject) (management.GetLinkStatsResponseObject, error) {
+	tok, err := shorturl.ParseToken(req.Token)
+	var n int64
+	if err == nil {
+		n, err = s.clicker.Clicks(ctx, tok)
+	}
+	switch {
+	case err == nil:
+		return management.GetLinkStats200JSONResponse{Token: string(tok), Clicks: n}, nil
+	case errors.Is(err, shorturl.ErrInvalidToken), errors.Is(err, shorturl.ErrNotFound):
+		return management.GetLinkStats404ApplicationProblemPlusJSONResponse{NotFoundApplicationProblemPlusJSONResponse: management.NotFoundApplicationProblemPlusJSONResponse(managementProblem(http.StatusNotFound, CodeNotFound, "no short URL has this token"))}, nil
+	case errors.Is(err, shorturl.ErrUnavailable):
+		s.log.ErrorContext(ctx, "stats failed: persist unavailable", "err", err)
+		return management.GetLinkStats503ApplicationProblemPlusJSONResponse{UnavailableApplicationProblemPlusJSONResponse: management.UnavailableApplicationProblemPlusJSONResponse(managementProblem(http.StatusServiceUnavailable, CodeUnavailable, "the graph store is unavailable; try again"))}, nil
+	default:
+		return nil, err
+	}
+}
+
+func managementProblem(status int, code, detail string) management.Problem {
+	p := newProblem(status, code, detail)
+	return management.Problem{Type: p.Type, Title: p.Title, Status: p.Status, Detail: p.Detail}
+}

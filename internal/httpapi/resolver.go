@@ -1,0 +1,102 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+
+	"github.com/linoone/linoone/api/resolver"
+	"github.com/linoone/linoone/internal/shorturl"
+)
+
+// ResolverDeps are what the resolver API needs.
+type ResolverDeps struct {
+	Resolver *shorturl.Resolver
+	Logger   *slog.Logger
+}
+
+type resolverServer struct {
+	r   *shorturl.Resolver
+	log *slog.Logger
+}
+
+var _ resolver.StrictServerInterface = resolverServer{}
+
+type visitKey struct{}
+
+// NewResolver returns the public resolver API: GET /{token} and GET /healthz.
+func NewResolver(d ResolverDeps) http.Handler {
+	log := d.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	param, request, response := errorHandlers(log, http.StatusNotFound)
+	strict := resolver.NewStrictHandlerWithOptions(resolverServer{r: d.Resolver, log: log},
+		[]resolver.StrictMiddlewareFunc{withVisit},
+		resolver.StrictHTTPServerOptions{RequestErrorHandlerFunc: request, ResponseErrorHandlerFunc: response})
+	mux := http.NewServeMux()
+	mux.Handle("/", fallback(func(path string) string {
+		if path == "/healthz" || (len(path) > 1 && !containsSlash(path[1:])) {
+			return "GET, HEAD"
+		}
+		return ""
+	}))
+	return resolver.HandlerWithOptions(strict, resolver.StdHTTPServerOptions{BaseRouter: mux, ErrorHandlerFunc: param})
+}
+
+func containsSlash(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '/' {
+			return true
+		}
+	}
+	return false
+}
+
+// withVisit hands the click's visitor data from the HTTP request to the use case.
+func withVisit(f resolver.StrictHandlerFunc, operationID string) resolver.StrictHandlerFunc {
+	if operationID != "Resolve" {
+		return f
+	}
+	return func(ctx context.Context, w http.ResponseWriter, r *http.Request, req any) (any, error) {
+		v := shorturl.Visit{IP: clientIP(r.RemoteAddr), UserAgent: r.UserAgent()}
+		return f(context.WithValue(ctx, visitKey{}, v), w, r, req)
+	}
+}
+
+// clientIP is the connection's peer address without the port. Behind API Gateway the
+// Lambda adapter sets RemoteAddr to requestContext.http.sourceIp, which has no port.
+// Forwarding headers are not trusted: any visitor can write them.
+func clientIP(remoteAddr string) string {
+	if host, _, err := net.SplitHostPort(remoteAddr); err == nil {
+		return host
+	}
+	return remoteAddr
+}
+
+func (s resolverServer) GetHealth(ctx context.Context, _ resolver.GetHealthRequestObject) (resolver.GetHealthResponseObject, error) {
+	return resolver.GetHealth200JSONResponse{Status: resolver.Ok}, nil
+}
+
+func (s resolverServer) Resolve(ctx context.Context, req resolver.ResolveRequestObject) (resolver.ResolveResponseObject, error) {
+	v, _ := ctx.Value(visitKey{}).(shorturl.Visit)
+	u, err := s.r.Resolve(ctx, req.Token, v)
+	switch {
+	case err == nil:
+		return resolver.Resolve302Response{Headers: resolver.Resolve302ResponseHeaders{Location: u.Target, CacheControl: cacheControlRedirect}}, nil
+	case errors.Is(err, shorturl.ErrInvalidToken), errors.Is(err, shorturl.ErrNotFound):
+		return resolver.Resolve404ApplicationProblemPlusJSONResponse{NotFoundApplicationProblemPlusJSONResponse: resolver.NotFoundApplicationProblemPlusJSONResponse(resolverProblem(http.StatusNotFound, CodeNotFound, "no short URL has this token"))}, nil
+	case errors.Is(err, shorturl.ErrUnavailable):
+		s.log.ErrorContext(ctx, "resolve failed: persist unavailable", "err", err)
+		return resolver.Resolve503ApplicationProblemPlusJSONResponse{UnavailableApplicationProblemPlusJSONResponse: resolver.UnavailableApplicationProblemPlusJSONResponse(resolverProblem(http.StatusServiceUnavailable, CodeUnavailable, "the short URL store is unavailable; try again"))}, nil
+	default:
+		return nil, err
+	}
+}
+
+func resolverProblem(status int, code, detail string) resolver.Problem {
+	p := newProblem(status, code, detail)
+	return resolver.Problem{Type: p.Type, Title: p.Title, Status: p.Status, Detail: p.Detail}
+}

@@ -1,0 +1,184 @@
+// Package shorturl is Linoone's domain core: tokens, the target URL rules, the
+// short_url artifact, click facts, and the Shorten and Resolve use cases. It talks to
+// the world only through the ports declared here (Store, Publisher, DeadLetters) and
+// imports no HTTP, AWS or generated API code; a test keeps it that way.
+package shorturl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/linoone/linoone/internal/graphson"
+)
+
+// Errors the use cases return; the HTTP edge maps them once with errors.Is.
+var (
+	ErrNotFound         = errors.New("short url not found")
+	ErrUnavailable      = errors.New("persist unavailable")
+	ErrTokenSpaceBusy   = errors.New("no free token found")
+	ErrInvalidBaseURL   = errors.New("invalid resolver base url")
+	ErrMissingComponent = errors.New("missing component")
+)
+
+// Label and property keys of the short_url vertex: its complete identity.
+const (
+	VertexLabel   = "short_url"
+	PropToken     = "short_url_token"
+	PropPath      = "short_url_path"
+	PropTargetURL = "target_url"
+)
+
+// ShortURL is a short URL as Persist stores it.
+type ShortURL struct {
+	Token  Token
+	Path   string // the full public short URL: resolver base URL + "/" + token
+	Target string // where the resolver redirects
+}
+
+// Vertex is the short_url vertex: exactly short_url_token, short_url_path and
+// target_url — nothing producer- or server-specific, since every property is part of
+// the vertex's identity.
+func (u ShortURL) Vertex() (graphson.Vertex, error) {
+	return graphson.NewVertex(VertexLabel, graphson.Properties{
+		PropToken:     string(u.Token),
+		PropPath:      u.Path,
+		PropTargetURL: u.Target,
+	})
+}
+
+// Artifact is the GraphSON v3 document ingested into Persist for a new short URL.
+func (u ShortURL) Artifact() (graphson.Document, error) {
+	v, err := u.Vertex()
+	if err != nil {
+		return graphson.Document{}, fmt.Errorf("build short_url vertex: %w", err)
+	}
+	return graphson.Document{Vertices: []graphson.Vertex{v}}, nil
+}
+
+// Store is where short URLs live (Persist). Lookup returns ErrNotFound for an
+// unknown token; both methods wrap ErrUnavailable when the store cannot answer.
+type Store interface {
+	Lookup(ctx context.Context, token Token) (ShortURL, error)
+	Save(ctx context.Context, u ShortURL) error
+}
+
+// Issuer issues short URLs. It is safe for concurrent use.
+type Issuer struct {
+	store    Store
+	base     string // resolver base URL without a trailing slash
+	baseHost string
+	rand     io.Reader
+	maxDraws int
+}
+
+// IssuerConfig configures an Issuer. Rand should be crypto/rand.Reader.
+type IssuerConfig struct {
+	Store           Store
+	ResolverBaseURL string
+	Rand            io.Reader
+	MaxDraws        int // token draws before giving up on collisions; default 5
+}
+
+// NewIssuer checks the configuration and builds an Issuer.
+func NewIssuer(c IssuerConfig) (*Issuer, error) {
+	if c.Store == nil || c.Rand == nil {
+		return nil, fmt.Errorf("%w: issuer needs a store and a random source", ErrMissingComponent)
+	}
+	base, host, err := ParseBaseURL(c.ResolverBaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if c.MaxDraws <= 0 {
+		c.MaxDraws = 5
+	}
+	return &Issuer{store: c.Store, base: base, baseHost: host, rand: c.Rand, maxDraws: c.MaxDraws}, nil
+}
+
+// ParseBaseURL checks a resolver base URL (absolute http(s), a host, no query,
+// fragment or userinfo) and returns it without a trailing slash, and its host name.
+func ParseBaseURL(raw string) (base, host string, err error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", "", fmt.Errorf("%w: %q: %v", ErrInvalidBaseURL, raw, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return "", "", fmt.Errorf("%w: %q must be an absolute http(s) URL with a host and no query, fragment or userinfo", ErrInvalidBaseURL, raw)
+	}
+	return strings.TrimRight(raw, "/"), u.Hostname(), nil
+}
+
+// Shorten validates target, draws a token no other short URL has, and writes the
+// short URL to the store synchronously. It returns only what the store acknowledged.
+func (s *Issuer) Shorten(ctx context.Context, target string) (ShortURL, error) {
+	if err := CheckTarget(target, s.baseHost); err != nil {
+		return ShortURL{}, err
+	}
+	for range s.maxDraws {
+		tok, err := NewToken(s.rand)
+		if err != nil {
+			return ShortURL{}, err
+		}
+		_, err = s.store.Lookup(ctx, tok)
+		switch {
+		case err == nil:
+			continue // collision: draw again
+		case !errors.Is(err, ErrNotFound):
+			return ShortURL{}, fmt.Errorf("check token %s: %w", tok, err)
+		}
+		u := ShortURL{Token: tok, Path: s.base + "/" + string(tok), Target: target}
+		if err := s.store.Save(ctx, u); err != nil {
+			return ShortURL{}, fmt.Errorf("save token %s: %w", tok, err)
+		}
+		return u, nil
+	}
+	return ShortURL{}, fmt.Errorf("%w after %d draws", ErrTokenSpaceBusy, s.maxDraws)
+}
+
+// Visit is what the resolver knows about one click.
+type Visit struct {
+	IP        string
+	UserAgent string
+	At        time.Time
+}
+
+// Resolver resolves tokens and records every click as a graph fact. It is safe for
+// concurrent use.
+type Resolver struct {
+	store    Store
+	recorder *Recorder
+}
+
+// NewResolver builds a Resolver. recorder may be nil only where no click is recorded
+// (tests of lookup alone).
+func NewResolver(store Store, recorder *Recorder) (*Resolver, error) {
+	if store == nil {
+		return nil, fmt.Errorf("%w: resolver needs a store", ErrMissingComponent)
+	}
+	return &Resolver{store: store, recorder: recorder}, nil
+}
+
+// Resolve looks the token up and, when found, records the click before returning the
+// short URL. Recording never fails the resolution: a fact that cannot be published is
+// dead-lettered, and one that cannot be dead-lettered is logged whole.
+func (r *Resolver) Resolve(ctx context.Context, raw string, v Visit) (ShortURL, error) {
+	if !IsToken(raw) {
+		return ShortURL{}, ErrInvalidToken
+	}
+	u, err := r.store.Lookup(ctx, Token(raw))
+	if err != nil {
+		return ShortURL{}, err
+	}
+	if r.recorder != nil {
+		r.recorder.Record(ctx, u, v)
+	}
+	return u, nil
+}
+
+// discardLogger is used when no logger is configured.
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
