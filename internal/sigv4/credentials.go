@@ -1,0 +1,157 @@
+package sigv4
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Environment variables and file name read by [LoadOrCreate].
+const (
+	EnvAccessKeyID     = "LINOONE_ACCESS_KEY_ID"
+	EnvSecretAccessKey = "LINOONE_SECRET_ACCESS_KEY"
+	CredentialsFile    = "credentials.json"
+)
+
+// accessKeyPrefix marks generated local access key ids, which are 20
+// characters long like AWS's.
+const (
+	accessKeyPrefix = "LNK"
+	accessKeyLen    = 20
+)
+
+// credentialsJSON is the on-disk form of the local credential pair.
+type credentialsJSON struct {
+	AccessKeyID     string `json:"access_key_id"`
+	SecretAccessKey string `json:"secret_access_key"`
+}
+
+// LoadOrCreate returns the local management API credentials.
+//
+// When both LINOONE_ACCESS_KEY_ID and LINOONE_SECRET_ACCESS_KEY are set it
+// uses them and returns path "" (one set without the other is an error naming
+// the missing one). Otherwise it reads <dir>/credentials.json, or, when that
+// does not exist, generates a random pair and writes it there atomically with
+// mode 0600 (creating dir with mode 0700), reporting created. The path lets
+// the caller tell the user where the secret is; never print the secret.
+func LoadOrCreate(dir string, getenv func(string) string) (creds Credentials, path string, created bool, err error) {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	id, secret := getenv(EnvAccessKeyID), getenv(EnvSecretAccessKey)
+	switch {
+	case id != "" && secret != "":
+		creds = Credentials{AccessKeyID: id, SecretAccessKey: secret}
+		if err := creds.validate(); err != nil {
+			return Credentials{}, "", false, fmt.Errorf("credentials from %s and %s: %w", EnvAccessKeyID, EnvSecretAccessKey, err)
+		}
+		return creds, "", false, nil
+	case id != "":
+		return Credentials{}, "", false, fmt.Errorf("%s is set but %s is not", EnvAccessKeyID, EnvSecretAccessKey)
+	case secret != "":
+		return Credentials{}, "", false, fmt.Errorf("%s is set but %s is not", EnvSecretAccessKey, EnvAccessKeyID)
+	}
+
+	if dir == "" {
+		return Credentials{}, "", false, errors.New("credentials directory is empty")
+	}
+	path = filepath.Join(dir, CredentialsFile)
+	creds, err = readCredentials(path)
+	if err == nil {
+		return creds, path, false, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return Credentials{}, "", false, err
+	}
+
+	creds = generate()
+	won, err := writeNew(dir, path, creds)
+	if err != nil {
+		return Credentials{}, "", false, err
+	}
+	if !won {
+		// Another process created the file between our read and write:
+		// use its pair so both agree.
+		creds, err = readCredentials(path)
+		if err != nil {
+			return Credentials{}, "", false, err
+		}
+		return creds, path, false, nil
+	}
+	return creds, path, true, nil
+}
+
+func readCredentials(path string) (Credentials, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Credentials{}, fmt.Errorf("read credentials: %w", err)
+	}
+	var f credentialsJSON
+	if err := json.Unmarshal(b, &f); err != nil {
+		// The decoder's message may quote file content: leave it out.
+		return Credentials{}, fmt.Errorf("read credentials %s: not valid JSON", path)
+	}
+	creds := Credentials{AccessKeyID: f.AccessKeyID, SecretAccessKey: f.SecretAccessKey}
+	if err := creds.validate(); err != nil {
+		return Credentials{}, fmt.Errorf("read credentials %s: %w", path, err)
+	}
+	return creds, nil
+}
+
+// generate returns a random pair: "LNK" plus 17 base32 characters, and a
+// 40-character secret carrying 240 random bits.
+func generate() Credentials {
+	secret := make([]byte, 30)
+	_, _ = rand.Read(secret) // never returns an error since Go 1.24
+	return Credentials{
+		AccessKeyID:     accessKeyPrefix + rand.Text()[:accessKeyLen-len(accessKeyPrefix)],
+		SecretAccessKey: base64.RawURLEncoding.EncodeToString(secret),
+	}
+}
+
+// writeNew writes creds to path through a 0600 temporary file in the same
+// directory. It reports false, and leaves the existing file alone, when path
+// already exists.
+func writeNew(dir, path string, creds Credentials) (bool, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return false, fmt.Errorf("create credentials directory: %w", err)
+	}
+	b, err := json.MarshalIndent(credentialsJSON(creds), "", "  ")
+	if err != nil {
+		return false, fmt.Errorf("encode credentials: %w", err)
+	}
+	b = append(b, '\n')
+
+	tmp, err := os.CreateTemp(dir, ".credentials-*.json")
+	if err != nil {
+		return false, fmt.Errorf("create credentials: %w", err)
+	}
+	tmpName := tmp.Name()
+	defer os.Remove(tmpName) // no-op once linked or renamed away
+
+	_, err = tmp.Write(b)
+	err = errors.Join(err, tmp.Chmod(0o600), tmp.Sync(), tmp.Close())
+	if err != nil {
+		return false, fmt.Errorf("write credentials: %w", err)
+	}
+
+	// Link fails when path exists, so a concurrent start cannot replace a
+	// pair that another process already handed out.
+	switch err := os.Link(tmpName, path); {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrExist):
+		return false, nil
+	}
+	// Hard links are not supported everywhere: fall back to rename, which
+	// is atomic but last-writer-wins.
+	if err := os.Rename(tmpName, path); err != nil {
+		return false, fmt.Errorf("install credentials: %w", err)
+	}
+	return true, nil
+}

@@ -1,0 +1,364 @@
+package sigv4
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+)
+
+// Defaults for a [Verifier] built without options.
+const (
+	DefaultSkew         = 5 * time.Minute
+	DefaultMaxBodyBytes = 64 << 10
+)
+
+const (
+	amzDateLayout   = "20060102T150405Z"
+	scopeDateLayout = "20060102"
+
+	headerAuthorization = "Authorization"
+	headerAmzDate       = "X-Amz-Date"
+	headerContentSHA256 = "X-Amz-Content-Sha256"
+)
+
+// Verifier checks SigV4 header signatures made with one key pair for one
+// region and service. It is safe for concurrent use.
+type Verifier struct {
+	creds    Credentials
+	region   string
+	service  string
+	now      func() time.Time
+	skew     time.Duration
+	maxBody  int64
+	signer   *v4.Signer
+	awsCreds aws.Credentials
+}
+
+// Option configures a [Verifier].
+type Option func(*Verifier)
+
+// WithClock sets the clock used for the skew check (default time.Now).
+func WithClock(now func() time.Time) Option {
+	return func(v *Verifier) { v.now = now }
+}
+
+// WithSkew sets how far X-Amz-Date may be from the clock, either way
+// (default [DefaultSkew]).
+func WithSkew(d time.Duration) Option {
+	return func(v *Verifier) { v.skew = d }
+}
+
+// WithMaxBodyBytes sets the largest body the verifier reads and hashes
+// (default [DefaultMaxBodyBytes]); a larger one fails with [ErrBodyTooLarge].
+func WithMaxBodyBytes(n int64) Option {
+	return func(v *Verifier) { v.maxBody = n }
+}
+
+// New returns a Verifier accepting requests signed with creds for region and
+// service (for the management API, "execute-api").
+func New(creds Credentials, region, service string, opts ...Option) (*Verifier, error) {
+	v := &Verifier{
+		creds:   creds,
+		region:  region,
+		service: service,
+		now:     time.Now,
+		skew:    DefaultSkew,
+		maxBody: DefaultMaxBodyBytes,
+	}
+	for _, opt := range opts {
+		opt(v)
+	}
+	var errs []error
+	if err := creds.validate(); err != nil {
+		errs = append(errs, fmt.Errorf("credentials: %w", err))
+	}
+	if !isScopeName(region) {
+		errs = append(errs, fmt.Errorf("region %q: want 1-64 characters of a-z, 0-9, '-'", region))
+	}
+	if !isScopeName(service) {
+		errs = append(errs, fmt.Errorf("service %q: want 1-64 characters of a-z, 0-9, '-'", service))
+	}
+	if v.now == nil {
+		errs = append(errs, errors.New("clock is nil"))
+	}
+	if v.skew <= 0 {
+		errs = append(errs, fmt.Errorf("skew %s: must be positive", v.skew))
+	}
+	if v.maxBody < 0 {
+		errs = append(errs, fmt.Errorf("max body bytes %d: must not be negative", v.maxBody))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("new sigv4 verifier: %w", err)
+	}
+	v.signer = v4.NewSigner()
+	v.awsCreds = aws.Credentials{AccessKeyID: creds.AccessKeyID, SecretAccessKey: creds.SecretAccessKey, Source: "linoone"}
+	return v, nil
+}
+
+// Verify checks the SigV4 Authorization header of r. It reads the body (at
+// most the configured limit) to hash it and replaces r.Body with an
+// equivalent reader, so handlers after it can read the body again.
+//
+// A nil error means the request was signed with the configured credentials
+// for the configured region and service, within the allowed clock skew, and
+// that its method, path, query, signed headers and body are the ones signed.
+// Otherwise the error wraps one of the package's sentinel errors.
+func (v *Verifier) Verify(r *http.Request) error {
+	query, queryErr := url.ParseQuery(r.URL.RawQuery)
+	if isPresigned(query) {
+		return fmt.Errorf("verify request: %w", ErrPresignUnsupported)
+	}
+	auth, err := v.checkAuthorization(r)
+	if err != nil {
+		return fmt.Errorf("verify request: %w", err)
+	}
+	signingTime, err := v.checkDate(r, auth)
+	if err != nil {
+		return fmt.Errorf("verify request: %w", err)
+	}
+	for _, required := range []string{"host", "x-amz-date"} {
+		if !auth.signs(required) {
+			return fmt.Errorf("verify request: %w: %s is not a signed header", ErrMalformedAuthorization, required)
+		}
+	}
+	if queryErr != nil {
+		return fmt.Errorf("verify request: %w: query string cannot be canonicalised", ErrMalformedAuthorization)
+	}
+	body, err := v.readBody(r)
+	if err != nil {
+		return fmt.Errorf("verify request: %w", err)
+	}
+	sum := sha256.Sum256(body)
+	payloadHash := hex.EncodeToString(sum[:])
+	if err := checkContentSHA256(r.Header, payloadHash); err != nil {
+		return fmt.Errorf("verify request: %w", err)
+	}
+	if err := v.checkSignature(r, auth, payloadHash, signingTime); err != nil {
+		return fmt.Errorf("verify request: %w", err)
+	}
+	return nil
+}
+
+// Middleware returns a middleware that lets only verified requests reach the
+// next handler. For any other it calls onReject with the [Verify] error and
+// does not call next. A nil onReject answers 413 for [ErrBodyTooLarge] and
+// 403 otherwise, with a body that says nothing about the cause.
+func (v *Verifier) Middleware(onReject func(w http.ResponseWriter, r *http.Request, err error)) func(http.Handler) http.Handler {
+	if onReject == nil {
+		onReject = rejectPlain
+	}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if err := v.Verify(r); err != nil {
+				onReject(w, r, err)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+func rejectPlain(w http.ResponseWriter, _ *http.Request, err error) {
+	code := http.StatusForbidden
+	if errors.Is(err, ErrBodyTooLarge) {
+		code = http.StatusRequestEntityTooLarge
+	}
+	http.Error(w, http.StatusText(code), code)
+}
+
+// isPresigned reports whether the query carries SigV4 query-string auth.
+func isPresigned(query url.Values) bool {
+	for k := range query {
+		switch strings.ToLower(k) {
+		case "x-amz-signature", "x-amz-credential", "x-amz-algorithm":
+			return true
+		}
+	}
+	return false
+}
+
+// checkAuthorization parses the header and checks access key and scope.
+func (v *Verifier) checkAuthorization(r *http.Request) (authorization, error) {
+	values := r.Header.Values(headerAuthorization)
+	switch len(values) {
+	case 0:
+		return authorization{}, ErrMissingSignature
+	case 1:
+	default:
+		return authorization{}, fmt.Errorf("%w: more than one Authorization header", ErrMalformedAuthorization)
+	}
+	if values[0] == "" {
+		return authorization{}, ErrMissingSignature
+	}
+	auth, err := parseAuthorization(values[0])
+	if err != nil {
+		return authorization{}, err
+	}
+	if subtle.ConstantTimeCompare([]byte(auth.AccessKeyID), []byte(v.creds.AccessKeyID)) != 1 {
+		return authorization{}, ErrUnknownAccessKey
+	}
+	// Region and service passed parseAuthorization's character check, so
+	// they are safe to quote.
+	if auth.Region != v.region {
+		return authorization{}, fmt.Errorf("%w: region %q, want %q", ErrScope, auth.Region, v.region)
+	}
+	if auth.Service != v.service {
+		return authorization{}, fmt.Errorf("%w: service %q, want %q", ErrScope, auth.Service, v.service)
+	}
+	return auth, nil
+}
+
+// checkDate parses X-Amz-Date, checks it against the clock and the scope
+// date, and returns it as the signing time.
+func (v *Verifier) checkDate(r *http.Request, auth authorization) (time.Time, error) {
+	values := r.Header.Values(headerAmzDate)
+	if len(values) != 1 {
+		return time.Time{}, fmt.Errorf("%w: want exactly one X-Amz-Date header, got %d", ErrMalformedAuthorization, len(values))
+	}
+	t, err := time.Parse(amzDateLayout, values[0])
+	if err != nil || t.Format(amzDateLayout) != values[0] {
+		return time.Time{}, fmt.Errorf("%w: X-Amz-Date is not YYYYMMDDTHHMMSSZ", ErrMalformedAuthorization)
+	}
+	now := v.now()
+	if t.Before(now.Add(-v.skew)) || t.After(now.Add(v.skew)) {
+		return time.Time{}, fmt.Errorf("%w: X-Amz-Date %s is %s from server time, allowed %s",
+			ErrClockSkew, values[0], t.Sub(now).Round(time.Second), v.skew)
+	}
+	if d := t.Format(scopeDateLayout); auth.Date != d {
+		return time.Time{}, fmt.Errorf("%w: credential date %s, X-Amz-Date day %s", ErrScope, auth.Date, d)
+	}
+	return t, nil
+}
+
+// readBody reads the whole body, bounded, and leaves an equivalent r.Body.
+func (v *Verifier) readBody(r *http.Request) ([]byte, error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, nil
+	}
+	if r.ContentLength > v.maxBody {
+		return nil, fmt.Errorf("%w: content-length %d exceeds %d bytes", ErrBodyTooLarge, r.ContentLength, v.maxBody)
+	}
+	orig := r.Body
+	body, err := io.ReadAll(io.LimitReader(orig, v.maxBody+1))
+	// Put back what was read in front of what was not, so the body looks
+	// untouched to whoever reads it next.
+	r.Body = readCloser{Reader: io.MultiReader(bytes.NewReader(body), orig), Closer: orig}
+	if int64(len(body)) > v.maxBody {
+		return nil, fmt.Errorf("%w: body exceeds %d bytes", ErrBodyTooLarge, v.maxBody)
+	}
+	if err != nil {
+		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			return nil, fmt.Errorf("%w: body exceeds %d bytes", ErrBodyTooLarge, mbe.Limit)
+		}
+		return nil, fmt.Errorf("read body: %w", err)
+	}
+	r.Body = readCloser{Reader: bytes.NewReader(body), Closer: orig}
+	return body, nil
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// checkContentSHA256 compares an X-Amz-Content-Sha256 header, when present,
+// with the hash of the body actually received.
+func checkContentSHA256(h http.Header, payloadHash string) error {
+	values := h.Values(headerContentSHA256)
+	switch len(values) {
+	case 0:
+		return nil
+	case 1:
+	default:
+		return fmt.Errorf("%w: more than one X-Amz-Content-Sha256 header", ErrBodyHashMismatch)
+	}
+	if subtle.ConstantTimeCompare([]byte(strings.ToLower(values[0])), []byte(payloadHash)) != 1 {
+		return fmt.Errorf("%w: X-Amz-Content-Sha256 does not match the body", ErrBodyHashMismatch)
+	}
+	return nil
+}
+
+// checkSignature rebuilds the request from the signed parts only, signs it
+// with the SDK signer and compares the signatures.
+func (v *Verifier) checkSignature(r *http.Request, auth authorization, payloadHash string, signingTime time.Time) error {
+	clone, err := signedOnly(r, auth)
+	if err != nil {
+		return err
+	}
+	err = v.signer.SignHTTP(r.Context(), v.awsCreds, clone, payloadHash, v.service, v.region, signingTime,
+		func(o *v4.SignerOptions) {
+			o.DisableURIPathEscaping = false // execute-api escapes the path again
+			o.DisableHeaderHoisting = true
+			o.DisableSessionToken = true
+			o.LogSigning = false
+		})
+	if err != nil {
+		return fmt.Errorf("recompute signature: %w", err)
+	}
+	want, err := parseAuthorization(clone.Header.Get(headerAuthorization))
+	if err != nil {
+		return fmt.Errorf("recompute signature: %w", err)
+	}
+	if got := auth.signedHeadersString(); want.signedHeadersString() != got {
+		return fmt.Errorf("%w: signed headers %s cannot be reproduced (reproduced %s)",
+			ErrSignatureMismatch, got, want.signedHeadersString())
+	}
+	if !hmac.Equal([]byte(want.Signature), []byte(auth.Signature)) {
+		return ErrSignatureMismatch
+	}
+	return nil
+}
+
+// signedOnly returns a request with r's method, host, path and query and
+// only the headers auth says are signed, ready for the SDK signer.
+func signedOnly(r *http.Request, auth authorization) (*http.Request, error) {
+	if r.Host == "" {
+		return nil, fmt.Errorf("%w: request has no Host", ErrSignatureMismatch)
+	}
+	clone := &http.Request{
+		Method: r.Method,
+		URL: &url.URL{
+			Path:     r.URL.Path,
+			RawPath:  r.URL.RawPath,
+			RawQuery: r.URL.RawQuery,
+		},
+		// No scheme: the signer must not strip a port from Host, which the
+		// client signed exactly as it sent it.
+		Host:   r.Host,
+		Header: make(http.Header, len(auth.SignedHeaders)),
+		Body:   http.NoBody,
+	}
+	for _, name := range auth.SignedHeaders {
+		switch name {
+		case "host":
+			// The signer takes host from clone.Host.
+		case "content-length":
+			// The signer takes content-length from clone.ContentLength and
+			// signs it only when positive.
+			if r.ContentLength <= 0 {
+				return nil, fmt.Errorf("%w: signed content-length cannot be reproduced", ErrSignatureMismatch)
+			}
+			clone.ContentLength = r.ContentLength
+		default:
+			values := r.Header.Values(name)
+			if len(values) == 0 {
+				return nil, fmt.Errorf("%w: signed header %s is missing", ErrSignatureMismatch, name)
+			}
+			clone.Header[textproto.CanonicalMIMEHeaderKey(name)] = values
+		}
+	}
+	return clone, nil
+}
