@@ -172,7 +172,8 @@ func validationProblem(ctx context.Context, err error, w http.ResponseWriter, r 
 	}
 	field := strings.Join(schemaErr.JSONPointer(), ".")
 	switch {
-	case schemaErr.SchemaField == "additionalProperties":
+	case schemaErr.SchemaField == "additionalProperties",
+		schemaErr.SchemaField == "properties" && strings.HasSuffix(schemaErr.Reason, " is unsupported"): // kin-openapi's additionalProperties: false
 		writeProblem(w, newProblem(http.StatusBadRequest, CodeUnknownField, schemaErr.Reason+"; the body is exactly {\"target_url\": \"…\"}"))
 	case field == "target_url" && schemaErr.SchemaField == "maxLength":
 		writeProblem(w, newProblem(http.StatusBadRequest, string(shorturl.RuleLength), fmt.Sprintf("target_url is longer than %d characters", shorturl.MaxTargetLength)))
