@@ -365,8 +365,12 @@ func TestShortenRefusesBadSignatures(t *testing.T) {
 			r.Header.Set("Content-Type", "application/json")
 			return r
 		},
-		"wrong secret": func() *http.Request { return signed(t, http.MethodPost, "/shorten", "application/json", body, wrongSecret, time.Now()) },
-		"wrong key id": func() *http.Request { return signed(t, http.MethodPost, "/shorten", "application/json", body, wrongKey, time.Now()) },
+		"wrong secret": func() *http.Request {
+			return signed(t, http.MethodPost, "/shorten", "application/json", body, wrongSecret, time.Now())
+		},
+		"wrong key id": func() *http.Request {
+			return signed(t, http.MethodPost, "/shorten", "application/json", body, wrongKey, time.Now())
+		},
 		"expired": func() *http.Request {
 			return signed(t, http.MethodPost, "/shorten", "application/json", body, creds, time.Now().Add(-16*time.Minute))
 		},
