@@ -1,0 +1,1380 @@
+// Package terraform_test checks the wiring of the Terraform under this directory by
+// parsing the HCL: references that `terraform validate` would catch (it cannot run
+// here: the registry is unreachable) and tflint does not, plus the project's own
+// rules (routes = openapi.yaml, the click DLQ pair, Go on arm64, least privilege,
+// the resolver base URL rule, nothing forbidden).
+package terraform_test
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"gopkg.in/yaml.v3"
+)
+
+var (
+	moduleNames = []string{"alarms", "click-dlq", "event-bus", "function", "http-api"}
+	envNames    = []string{"prod", "sandbox"}
+)
+
+// ---------------------------------------------------------------------------
+// Loading
+
+// tfModule is one parsed Terraform module directory.
+type tfModule struct {
+	dir       string
+	files     map[string]*hclsyntax.Body // base name → body
+	variables map[string]*hclsyntax.Block
+	outputs   map[string]*hclsyntax.Block
+	locals    map[string]*hclsyntax.Attribute
+	resources map[string]*hclsyntax.Block // "aws_sqs_queue.this"
+	data      map[string]*hclsyntax.Block // "aws_iam_policy_document.this"
+	calls     map[string]*hclsyntax.Block // module calls by name
+	fileOf    map[*hclsyntax.Block]string
+}
+
+// parseModule parses the given files (base name → source) as one module.
+func parseModule(dir string, srcs map[string]string) (*tfModule, error) {
+	m := &tfModule{
+		dir:       dir,
+		files:     map[string]*hclsyntax.Body{},
+		variables: map[string]*hclsyntax.Block{},
+		outputs:   map[string]*hclsyntax.Block{},
+		locals:    map[string]*hclsyntax.Attribute{},
+		resources: map[string]*hclsyntax.Block{},
+		data:      map[string]*hclsyntax.Block{},
+		calls:     map[string]*hclsyntax.Block{},
+		fileOf:    map[*hclsyntax.Block]string{},
+	}
+	p := hclparse.NewParser()
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(srcs)) {
+		f, diags := p.ParseHCL([]byte(srcs[name]), filepath.Join(dir, name))
+		if diags.HasErrors() {
+			errs = append(errs, diags)
+			continue
+		}
+		body := f.Body.(*hclsyntax.Body)
+		m.files[name] = body
+		for _, b := range body.Blocks {
+			m.fileOf[b] = name
+			var target map[string]*hclsyntax.Block
+			key := strings.Join(b.Labels, ".")
+			switch b.Type {
+			case "variable":
+				target = m.variables
+			case "output":
+				target = m.outputs
+			case "resource":
+				target = m.resources
+			case "data":
+				target = m.data
+			case "module":
+				target = m.calls
+			case "locals":
+				for name, a := range b.Body.Attributes {
+					if _, dup := m.locals[name]; dup {
+						errs = append(errs, fmt.Errorf("%s: local.%s declared twice", a.SrcRange, name))
+					}
+					m.locals[name] = a
+				}
+				continue
+			default:
+				continue
+			}
+			if _, dup := target[key]; dup {
+				errs = append(errs, fmt.Errorf("%s: %s %q declared twice", b.DefRange(), b.Type, key))
+			}
+			target[key] = b
+		}
+	}
+	return m, errors.Join(errs...)
+}
+
+// loadModule parses every .tf file of dir.
+func loadModule(dir string) (*tfModule, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.tf"))
+	if err != nil {
+		return nil, err
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("no .tf files in %s", dir)
+	}
+	srcs := map[string]string{}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		srcs[filepath.Base(p)] = string(b)
+	}
+	return parseModule(dir, srcs)
+}
+
+// resolver finds the module a call's source points at.
+type resolver func(caller *tfModule, source string) (*tfModule, error)
+
+func diskResolver() resolver {
+	cache := map[string]*tfModule{}
+	return func(caller *tfModule, source string) (*tfModule, error) {
+		if !strings.HasPrefix(source, "./") && !strings.HasPrefix(source, "../") {
+			return nil, fmt.Errorf("module source %q is not a local path", source)
+		}
+		dir := filepath.Clean(filepath.Join(caller.dir, source))
+		if m, ok := cache[dir]; ok {
+			return m, nil
+		}
+		m, err := loadModule(dir)
+		if err != nil {
+			return nil, err
+		}
+		cache[dir] = m
+		return m, nil
+	}
+}
+
+func mustLoad(t *testing.T, dir string) *tfModule {
+	t.Helper()
+	m, err := loadModule(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func forEachModule(t *testing.T, fn func(t *testing.T, m *tfModule)) {
+	t.Helper()
+	var dirs []string
+	for _, n := range moduleNames {
+		dirs = append(dirs, filepath.Join("modules", n))
+	}
+	for _, n := range envNames {
+		dirs = append(dirs, filepath.Join("envs", n))
+	}
+	for _, dir := range dirs {
+		t.Run(dir, func(t *testing.T) { fn(t, mustLoad(t, dir)) })
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Expression helpers
+
+// traversals returns every scope traversal (var.x, module.m.o, …) under node.
+func traversals(node hclsyntax.Node) []hcl.Traversal {
+	var out []hcl.Traversal
+	hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
+		if e, ok := n.(*hclsyntax.ScopeTraversalExpr); ok {
+			out = append(out, e.Traversal)
+		}
+		return nil
+	})
+	return out
+}
+
+// ref renders a traversal as "module.m.o" / "aws_x.y[0].z".
+func ref(t hcl.Traversal) string {
+	var b strings.Builder
+	for _, step := range t {
+		switch s := step.(type) {
+		case hcl.TraverseRoot:
+			b.WriteString(s.Name)
+		case hcl.TraverseAttr:
+			b.WriteString("." + s.Name)
+		case hcl.TraverseIndex:
+			if s.Key.Type() == cty.String {
+				fmt.Fprintf(&b, "[%q]", s.Key.AsString())
+			} else if s.Key.Type() == cty.Number {
+				b.WriteString("[" + s.Key.AsBigFloat().String() + "]")
+			} else {
+				b.WriteString("[?]")
+			}
+		case hcl.TraverseSplat:
+			b.WriteString("[*]")
+		}
+	}
+	return b.String()
+}
+
+// attrName returns the name of step i of t when it is an attribute step.
+func attrName(t hcl.Traversal, i int) (string, bool) {
+	if i >= len(t) {
+		return "", false
+	}
+	a, ok := t[i].(hcl.TraverseAttr)
+	return a.Name, ok
+}
+
+// refsWithLocals returns the references under node, following local values.
+func refsWithLocals(m *tfModule, node hclsyntax.Node) map[string]bool {
+	out := map[string]bool{}
+	seen := map[string]bool{}
+	var walk func(hclsyntax.Node)
+	walk = func(n hclsyntax.Node) {
+		for _, t := range traversals(n) {
+			out[ref(t)] = true
+			if t.RootName() != "local" {
+				continue
+			}
+			name, ok := attrName(t, 1)
+			if !ok || seen[name] {
+				continue
+			}
+			seen[name] = true
+			if a := m.locals[name]; a != nil {
+				walk(a.Expr)
+			}
+		}
+	}
+	walk(node)
+	return out
+}
+
+// followLocal unwraps expressions that are exactly `local.x`.
+func followLocal(m *tfModule, e hclsyntax.Expression) hclsyntax.Expression {
+	for range 10 {
+		st, ok := e.(*hclsyntax.ScopeTraversalExpr)
+		if !ok || st.Traversal.RootName() != "local" || len(st.Traversal) != 2 {
+			return e
+		}
+		name, _ := attrName(st.Traversal, 1)
+		a := m.locals[name]
+		if a == nil {
+			return e
+		}
+		e = a.Expr
+	}
+	return e
+}
+
+func literalString(e hclsyntax.Expression) (string, bool) {
+	v, diags := e.Value(nil)
+	if diags.HasErrors() || !v.IsWhollyKnown() || v.IsNull() || v.Type() != cty.String {
+		return "", false
+	}
+	return v.AsString(), true
+}
+
+func literalBool(e hclsyntax.Expression) (bool, bool) {
+	v, diags := e.Value(nil)
+	if diags.HasErrors() || !v.IsWhollyKnown() || v.IsNull() || v.Type() != cty.Bool {
+		return false, false
+	}
+	return v.True(), true
+}
+
+// literalStrings evaluates a literal string or list of strings.
+func literalStrings(e hclsyntax.Expression) ([]string, bool) {
+	if s, ok := literalString(e); ok {
+		return []string{s}, true
+	}
+	v, diags := e.Value(nil)
+	if diags.HasErrors() || !v.IsWhollyKnown() || v.IsNull() || !(v.Type().IsTupleType() || v.Type().IsListType()) {
+		return nil, false
+	}
+	var out []string
+	for it := v.ElementIterator(); it.Next(); {
+		_, ev := it.Element()
+		if ev.Type() != cty.String || ev.IsNull() {
+			return nil, false
+		}
+		out = append(out, ev.AsString())
+	}
+	return out, true
+}
+
+// objectItems returns the items of an object constructor by key.
+func objectItems(e hclsyntax.Expression) (map[string]hclsyntax.Expression, bool) {
+	o, ok := e.(*hclsyntax.ObjectConsExpr)
+	if !ok {
+		return nil, false
+	}
+	out := map[string]hclsyntax.Expression{}
+	for _, it := range o.Items {
+		k, ok := literalString(it.KeyExpr)
+		if !ok {
+			return nil, false
+		}
+		out[k] = it.ValueExpr
+	}
+	return out, true
+}
+
+// mergedObject flattens merge(local.a, {…}) / {…} / local.a into its items.
+func mergedObject(m *tfModule, e hclsyntax.Expression) (map[string]hclsyntax.Expression, error) {
+	e = followLocal(m, e)
+	if items, ok := objectItems(e); ok {
+		return items, nil
+	}
+	call, ok := e.(*hclsyntax.FunctionCallExpr)
+	if !ok || call.Name != "merge" {
+		return nil, fmt.Errorf("%s: want an object, merge(...) of objects, or a local holding one", e.Range())
+	}
+	out := map[string]hclsyntax.Expression{}
+	for _, arg := range call.Args {
+		items, err := mergedObject(m, arg)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(out, items)
+	}
+	return out, nil
+}
+
+func within(inner, outer hcl.Range) bool {
+	return inner.Filename == outer.Filename && inner.Start.Byte >= outer.Start.Byte && inner.End.Byte <= outer.End.Byte
+}
+
+func callSource(b *hclsyntax.Block) string {
+	if a := b.Body.Attributes["source"]; a != nil {
+		s, _ := literalString(a.Expr)
+		return s
+	}
+	return ""
+}
+
+// callsOf returns the names of m's module calls whose source ends in /modules/<module>.
+func callsOf(m *tfModule, module string) []string {
+	var out []string
+	for name, b := range m.calls {
+		if strings.HasSuffix(callSource(b), "/modules/"+module) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ---------------------------------------------------------------------------
+// Checkers (return every problem found; tested against broken snippets below)
+
+var callMetaArguments = map[string]bool{"source": true, "version": true, "count": true, "for_each": true, "providers": true, "depends_on": true}
+
+// checkReferences reports references to undeclared variables, locals, resources,
+// data sources, module calls and module outputs, and module calls whose arguments
+// do not match the called module's variables.
+func checkReferences(m *tfModule, resolve resolver) []error {
+	var errs []error
+	targets := map[string]*tfModule{}
+	for _, name := range slices.Sorted(maps.Keys(m.calls)) {
+		b := m.calls[name]
+		target, err := resolve(m, callSource(b))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: module %q: %w", b.DefRange(), name, err))
+			continue
+		}
+		targets[name] = target
+		for arg, a := range b.Body.Attributes {
+			if !callMetaArguments[arg] && target.variables[arg] == nil {
+				errs = append(errs, fmt.Errorf("%s: module %q passes %q, which %s does not declare", a.SrcRange, name, arg, target.dir))
+			}
+		}
+		for v, vb := range target.variables {
+			if vb.Body.Attributes["default"] == nil && b.Body.Attributes[v] == nil {
+				errs = append(errs, fmt.Errorf("%s: module %q does not pass required variable %q", b.DefRange(), name, v))
+			}
+		}
+	}
+	for _, file := range slices.Sorted(maps.Keys(m.files)) {
+		for _, t := range traversals(m.files[file]) {
+			root := t.RootName()
+			rng := t.SourceRange()
+			a1, ok1 := attrName(t, 1)
+			switch {
+			case root == "var":
+				if !ok1 || m.variables[a1] == nil {
+					errs = append(errs, fmt.Errorf("%s: %s is not declared", rng, ref(t)))
+				}
+			case root == "local":
+				if !ok1 || m.locals[a1] == nil {
+					errs = append(errs, fmt.Errorf("%s: %s is not declared", rng, ref(t)))
+				}
+			case root == "module":
+				if !ok1 || m.calls[a1] == nil {
+					errs = append(errs, fmt.Errorf("%s: %s: no such module call", rng, ref(t)))
+					continue
+				}
+				out, ok2 := attrName(t, 2)
+				if target := targets[a1]; ok2 && target != nil && target.outputs[out] == nil {
+					errs = append(errs, fmt.Errorf("%s: %s: %s has no output %q", rng, ref(t), target.dir, out))
+				}
+			case root == "data":
+				a2, ok2 := attrName(t, 2)
+				if !ok1 || !ok2 || m.data[a1+"."+a2] == nil {
+					errs = append(errs, fmt.Errorf("%s: %s: no such data source", rng, ref(t)))
+				}
+			case strings.HasPrefix(root, "aws_") || root == "terraform_data":
+				if !ok1 || m.resources[root+"."+a1] == nil {
+					errs = append(errs, fmt.Errorf("%s: %s: no such resource", rng, ref(t)))
+				}
+			}
+		}
+	}
+	return errs
+}
+
+// checkDocs reports variables without type or description, outputs without
+// description, and declarations outside variables.tf / outputs.tf.
+func checkDocs(m *tfModule) []error {
+	var errs []error
+	described := func(b *hclsyntax.Block) bool {
+		a := b.Body.Attributes["description"]
+		if a == nil {
+			return false
+		}
+		s, ok := literalString(a.Expr)
+		return ok && strings.TrimSpace(s) != ""
+	}
+	for _, name := range slices.Sorted(maps.Keys(m.variables)) {
+		b := m.variables[name]
+		if !described(b) {
+			errs = append(errs, fmt.Errorf("%s: variable %q has no description", b.DefRange(), name))
+		}
+		if b.Body.Attributes["type"] == nil {
+			errs = append(errs, fmt.Errorf("%s: variable %q has no type", b.DefRange(), name))
+		}
+		if f := m.fileOf[b]; f != "variables.tf" {
+			errs = append(errs, fmt.Errorf("%s: variable %q belongs in variables.tf", b.DefRange(), name))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(m.outputs)) {
+		b := m.outputs[name]
+		if !described(b) {
+			errs = append(errs, fmt.Errorf("%s: output %q has no description", b.DefRange(), name))
+		}
+		if f := m.fileOf[b]; f != "outputs.tf" {
+			errs = append(errs, fmt.Errorf("%s: output %q belongs in outputs.tf", b.DefRange(), name))
+		}
+	}
+	return errs
+}
+
+// route is one entry of an http-api call's `routes` map.
+type route struct {
+	Function string // module call of the target function
+	Auth     string // NONE | AWS_IAM
+}
+
+// routesOf reads the literal `routes` map of the module call `call`.
+func routesOf(m *tfModule, call string) (map[string]route, error) {
+	b := m.calls[call]
+	if b == nil {
+		return nil, fmt.Errorf("no module call %q", call)
+	}
+	a := b.Body.Attributes["routes"]
+	if a == nil {
+		return nil, fmt.Errorf("%s: module %q has no routes", b.DefRange(), call)
+	}
+	items, ok := objectItems(followLocal(m, a.Expr))
+	if !ok {
+		return nil, fmt.Errorf("%s: routes of %q must be a literal map keyed by \"METHOD /path\"", a.SrcRange, call)
+	}
+	out := map[string]route{}
+	var errs []error
+	for key, v := range items {
+		fields, ok := objectItems(v)
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s: route %q is not an object", v.Range(), key))
+			continue
+		}
+		var r route
+		if e := fields["authorization_type"]; e != nil {
+			r.Auth, _ = literalString(e)
+		}
+		fnModules := map[string]bool{}
+		for _, field := range []string{"function_name", "invoke_arn"} {
+			e := fields[field]
+			if e == nil {
+				errs = append(errs, fmt.Errorf("%s: route %q has no %s", v.Range(), key, field))
+				continue
+			}
+			for _, t := range traversals(e) {
+				if name, ok := attrName(t, 1); ok && t.RootName() == "module" {
+					fnModules[name] = true
+				}
+			}
+		}
+		if len(fnModules) != 1 {
+			errs = append(errs, fmt.Errorf("%s: route %q: function_name and invoke_arn must come from one function module, got %v", v.Range(), key, slices.Sorted(maps.Keys(fnModules))))
+		}
+		for name := range fnModules {
+			r.Function = name
+		}
+		out[key] = r
+	}
+	return out, errors.Join(errs...)
+}
+
+// checkRoutes compares configured routes with the operations of one API and
+// checks the authorization and target function of each.
+func checkRoutes(api string, got map[string]route, ops map[string]bool, function string, iam func(key string) bool) []error {
+	var errs []error
+	if diff := cmp.Diff(slices.Sorted(maps.Keys(ops)), slices.Sorted(maps.Keys(got))); diff != "" {
+		errs = append(errs, fmt.Errorf("%s routes differ from the openapi.yaml operations (-openapi +terraform):\n%s", api, diff))
+	}
+	for _, key := range slices.Sorted(maps.Keys(got)) {
+		r := got[key]
+		want := "NONE"
+		if iam(key) {
+			want = "AWS_IAM"
+		}
+		if r.Auth != want {
+			errs = append(errs, fmt.Errorf("%s route %q: authorization_type %q, want %q", api, key, r.Auth, want))
+		}
+		if r.Function != function {
+			errs = append(errs, fmt.Errorf("%s route %q targets module %q, want %q", api, key, r.Function, function))
+		}
+	}
+	return errs
+}
+
+// checkClickDLQ checks the DLQ pair: aws_sqs_queue.this redrives to another
+// declared queue, both are encrypted, the visibility timeout derives from the
+// replay timeout and the event source mapping reports partial batch failures.
+func checkClickDLQ(m *tfModule) []error {
+	var errs []error
+	q := m.resources["aws_sqs_queue.this"]
+	if q == nil {
+		return []error{errors.New("no aws_sqs_queue.this (the click DLQ)")}
+	}
+	rp := q.Body.Attributes["redrive_policy"]
+	deadletter := ""
+	if rp == nil {
+		errs = append(errs, fmt.Errorf("%s: the click DLQ has no redrive_policy", q.DefRange()))
+	} else {
+		call, ok := rp.Expr.(*hclsyntax.FunctionCallExpr)
+		var items map[string]hclsyntax.Expression
+		if ok && call.Name == "jsonencode" && len(call.Args) == 1 {
+			items, ok = objectItems(call.Args[0])
+		}
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s: redrive_policy must be jsonencode({ deadLetterTargetArn = …, maxReceiveCount = … })", rp.SrcRange))
+		} else {
+			if items["maxReceiveCount"] == nil {
+				errs = append(errs, fmt.Errorf("%s: redrive_policy has no maxReceiveCount", rp.SrcRange))
+			}
+			if e := items["deadLetterTargetArn"]; e != nil {
+				for _, t := range traversals(e) {
+					name, _ := attrName(t, 1)
+					attr, _ := attrName(t, 2)
+					if t.RootName() == "aws_sqs_queue" && name != "this" && attr == "arn" && m.resources["aws_sqs_queue."+name] != nil {
+						deadletter = name
+					}
+				}
+			}
+			if deadletter == "" {
+				errs = append(errs, fmt.Errorf("%s: redrive_policy.deadLetterTargetArn must be the arn of the module's deadletter aws_sqs_queue", rp.SrcRange))
+			}
+		}
+	}
+	for _, name := range []string{"this", deadletter} {
+		b := m.resources["aws_sqs_queue."+name]
+		if b == nil {
+			continue
+		}
+		a := b.Body.Attributes["sqs_managed_sse_enabled"]
+		if v, ok := literalBool(exprOf(a)); !ok || !v {
+			errs = append(errs, fmt.Errorf("%s: aws_sqs_queue.%s must set sqs_managed_sse_enabled = true", b.DefRange(), name))
+		}
+	}
+	if a := q.Body.Attributes["visibility_timeout_seconds"]; a == nil || !refsWithLocals(m, a.Expr)["var.replay_timeout_seconds"] {
+		errs = append(errs, fmt.Errorf("%s: the click DLQ's visibility_timeout_seconds must derive from var.replay_timeout_seconds", q.DefRange()))
+	}
+	esms := 0
+	for key, b := range m.resources {
+		if !strings.HasPrefix(key, "aws_lambda_event_source_mapping.") {
+			continue
+		}
+		esms++
+		got, ok := literalStrings(exprOf(b.Body.Attributes["function_response_types"]))
+		if !ok || !slices.Equal(got, []string{"ReportBatchItemFailures"}) {
+			errs = append(errs, fmt.Errorf("%s: %s must set function_response_types = [\"ReportBatchItemFailures\"]", b.DefRange(), key))
+		}
+		if a := b.Body.Attributes["event_source_arn"]; a == nil || !refsWithLocals(m, a.Expr)["aws_sqs_queue.this.arn"] {
+			errs = append(errs, fmt.Errorf("%s: %s must consume aws_sqs_queue.this", b.DefRange(), key))
+		}
+	}
+	if esms != 1 {
+		errs = append(errs, fmt.Errorf("want exactly one aws_lambda_event_source_mapping, found %d", esms))
+	}
+	return errs
+}
+
+func exprOf(a *hclsyntax.Attribute) hclsyntax.Expression {
+	if a == nil {
+		return &hclsyntax.LiteralValueExpr{Val: cty.NullVal(cty.DynamicPseudoType)}
+	}
+	return a.Expr
+}
+
+// checkFunctions checks every aws_lambda_function is a Go bootstrap on arm64.
+func checkFunctions(m *tfModule) []error {
+	var errs []error
+	want := map[string][]string{
+		"runtime":       {"provided.al2023"},
+		"architectures": {"arm64"},
+		"handler":       {"bootstrap"},
+	}
+	for _, key := range slices.Sorted(maps.Keys(m.resources)) {
+		if !strings.HasPrefix(key, "aws_lambda_function.") {
+			continue
+		}
+		b := m.resources[key]
+		for _, attr := range slices.Sorted(maps.Keys(want)) {
+			got, ok := literalStrings(exprOf(b.Body.Attributes[attr]))
+			if !ok || !slices.Equal(got, want[attr]) {
+				errs = append(errs, fmt.Errorf("%s: %s.%s = %q, want %q", b.DefRange(), key, attr, got, want[attr]))
+			}
+		}
+		hash := b.Body.Attributes["source_code_hash"]
+		call, ok := exprOf(hash).(*hclsyntax.FunctionCallExpr)
+		if !ok || call.Name != "filebase64sha256" {
+			errs = append(errs, fmt.Errorf("%s: %s.source_code_hash must be filebase64sha256(<zip>)", b.DefRange(), key))
+		}
+	}
+	return errs
+}
+
+var (
+	actionKeys   = map[string]bool{"actions": true, "not_actions": true, "Action": true, "NotAction": true}
+	resourceKeys = map[string]bool{"resources": true, "not_resources": true, "Resource": true, "NotResource": true}
+)
+
+// checkForbidden reports DynamoDB resources or data sources, wildcard or DynamoDB
+// IAM actions and "*" resources in literal IAM statements.
+func checkForbidden(m *tfModule) []error {
+	var errs []error
+	for _, blocks := range []map[string]*hclsyntax.Block{m.resources, m.data} {
+		for key, b := range blocks {
+			if strings.Contains(strings.ToLower(b.Labels[0]), "dynamodb") {
+				errs = append(errs, fmt.Errorf("%s: %s: DynamoDB is forbidden (Persist is the source of truth)", b.DefRange(), key))
+			}
+		}
+	}
+	for _, b := range m.calls {
+		if strings.Contains(strings.ToLower(callSource(b)), "dynamodb") {
+			errs = append(errs, fmt.Errorf("%s: module source %q: DynamoDB is forbidden", b.DefRange(), callSource(b)))
+		}
+	}
+	check := func(key string, e hclsyntax.Expression) {
+		vals, ok := literalStrings(e)
+		if !ok {
+			return // computed (e.g. statement.value.actions); validated where literal
+		}
+		for _, v := range vals {
+			switch {
+			case actionKeys[key] && strings.Contains(v, "*"):
+				errs = append(errs, fmt.Errorf("%s: wildcard IAM action %q", e.Range(), v))
+			case actionKeys[key] && strings.HasPrefix(strings.ToLower(v), "dynamodb:"):
+				errs = append(errs, fmt.Errorf("%s: DynamoDB IAM action %q is forbidden", e.Range(), v))
+			case resourceKeys[key] && v == "*":
+				errs = append(errs, fmt.Errorf("%s: IAM resource \"*\"", e.Range()))
+			}
+		}
+	}
+	for _, file := range slices.Sorted(maps.Keys(m.files)) {
+		hclsyntax.VisitAll(m.files[file], func(n hclsyntax.Node) hcl.Diagnostics {
+			switch n := n.(type) {
+			case *hclsyntax.Attribute:
+				check(n.Name, n.Expr)
+			case *hclsyntax.ObjectConsExpr:
+				for _, it := range n.Items {
+					if k, ok := literalString(it.KeyExpr); ok {
+						check(k, it.ValueExpr)
+					}
+				}
+			}
+			return nil
+		})
+	}
+	return errs
+}
+
+// checkResolverBaseURL checks the rule for the resolver base URL: the SSM
+// parameter is `<cond> ? "https://${var.custom_domain_name}" : module.<api>.api_endpoint`
+// with var.custom_domain_routable in the condition, and the custom domain name is
+// used nowhere else except to configure the resolver API's (gated) custom domain.
+func checkResolverBaseURL(m *tfModule) []error {
+	p := m.resources["aws_ssm_parameter.resolver_base_url"]
+	if p == nil {
+		return []error{errors.New("no aws_ssm_parameter.resolver_base_url")}
+	}
+	value := p.Body.Attributes["value"]
+	if value == nil {
+		return []error{fmt.Errorf("%s: aws_ssm_parameter.resolver_base_url has no value", p.DefRange())}
+	}
+	cond, ok := followLocal(m, value.Expr).(*hclsyntax.ConditionalExpr)
+	if !ok {
+		return []error{fmt.Errorf("%s: the resolver base URL must be a conditional on var.custom_domain_routable (custom domain : API endpoint)", value.SrcRange)}
+	}
+	var errs []error
+	if !refsWithLocals(m, cond.Condition)["var.custom_domain_routable"] {
+		errs = append(errs, fmt.Errorf("%s: the resolver base URL's condition must depend on var.custom_domain_routable", cond.Condition.Range()))
+	}
+	if !refsWithLocals(m, cond.TrueResult)["var.custom_domain_name"] {
+		errs = append(errs, fmt.Errorf("%s: the routable branch must be the custom domain", cond.TrueResult.Range()))
+	}
+	falseRefs := refsWithLocals(m, cond.FalseResult)
+	endpoint := false
+	for r := range falseRefs {
+		if strings.HasPrefix(r, "module.") && strings.HasSuffix(r, ".api_endpoint") {
+			endpoint = true
+		}
+	}
+	if !endpoint || falseRefs["var.custom_domain_name"] {
+		errs = append(errs, fmt.Errorf("%s: when not routable the resolver base URL must be the resolver API's api_endpoint output", cond.FalseResult.Range()))
+	}
+
+	// Everywhere else var.custom_domain_name may only configure an http-api call.
+	allowed := []hcl.Range{cond.Range()}
+	for r := range refsWithLocals(m, cond.Condition) {
+		if name, ok := strings.CutPrefix(r, "local."); ok && m.locals[name] != nil {
+			allowed = append(allowed, m.locals[name].Expr.Range())
+		}
+	}
+	for _, b := range m.variables {
+		allowed = append(allowed, b.Range())
+	}
+	for _, call := range callsOf(m, "http-api") {
+		if a := m.calls[call].Body.Attributes["custom_domain_name"]; a != nil {
+			allowed = append(allowed, a.SrcRange)
+		}
+	}
+	for _, file := range slices.Sorted(maps.Keys(m.files)) {
+		for _, t := range traversals(m.files[file]) {
+			if ref(t) != "var.custom_domain_name" {
+				continue
+			}
+			if !slices.ContainsFunc(allowed, func(r hcl.Range) bool { return within(t.SourceRange(), r) }) {
+				errs = append(errs, fmt.Errorf("%s: var.custom_domain_name used outside the custom_domain_routable rule", t.SourceRange()))
+			}
+		}
+	}
+	return errs
+}
+
+// functionEnv returns the environment variables a function module call passes.
+func functionEnv(m *tfModule, call string) (map[string]hclsyntax.Expression, error) {
+	b := m.calls[call]
+	if b == nil {
+		return nil, fmt.Errorf("no module call %q", call)
+	}
+	a := b.Body.Attributes["environment_variables"]
+	if a == nil {
+		return nil, fmt.Errorf("%s: module %q sets no environment_variables", b.DefRange(), call)
+	}
+	return mergedObject(m, a.Expr)
+}
+
+// grants returns action → sorted resource references of a function call's
+// literal policy_statements.
+func grants(m *tfModule, call string) (map[string][]string, error) {
+	b := m.calls[call]
+	if b == nil {
+		return nil, fmt.Errorf("no module call %q", call)
+	}
+	a := b.Body.Attributes["policy_statements"]
+	if a == nil {
+		return map[string][]string{}, nil
+	}
+	tuple, ok := followLocal(m, a.Expr).(*hclsyntax.TupleConsExpr)
+	if !ok {
+		return nil, fmt.Errorf("%s: policy_statements of %q must be a literal list", a.SrcRange, call)
+	}
+	out := map[string][]string{}
+	for _, e := range tuple.Exprs {
+		items, ok := objectItems(followLocal(m, e))
+		if !ok || items["actions"] == nil || items["resources"] == nil {
+			return nil, fmt.Errorf("%s: a statement must be { sid, actions, resources }", e.Range())
+		}
+		actions, ok := literalStrings(items["actions"])
+		if !ok {
+			return nil, fmt.Errorf("%s: actions must be literal", items["actions"].Range())
+		}
+		var resources []string
+		for _, t := range traversals(items["resources"]) {
+			resources = append(resources, ref(t))
+		}
+		if lits, ok := literalStrings(items["resources"]); ok {
+			resources = append(resources, lits...)
+		}
+		for _, act := range actions {
+			out[act] = append(out[act], resources...)
+			slices.Sort(out[act])
+			out[act] = slices.Compact(out[act])
+		}
+	}
+	return out, nil
+}
+
+// ---------------------------------------------------------------------------
+// openapi.yaml
+
+// operations returns the "METHOD /path" operations of openapi.yaml by tag.
+func operations(path string) (map[string]map[string]bool, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Paths map[string]map[string]yaml.Node `yaml:"paths"`
+	}
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", path, err)
+	}
+	methods := map[string]bool{"get": true, "put": true, "post": true, "delete": true, "options": true, "head": true, "patch": true, "trace": true}
+	out := map[string]map[string]bool{}
+	for p, item := range doc.Paths {
+		for method, node := range item {
+			if !methods[method] {
+				continue
+			}
+			var op struct {
+				Tags []string `yaml:"tags"`
+			}
+			if err := node.Decode(&op); err != nil {
+				return nil, fmt.Errorf("%s %s: %w", method, p, err)
+			}
+			if len(op.Tags) == 0 {
+				return nil, fmt.Errorf("%s %s has no tag saying which API serves it", method, p)
+			}
+			for _, tag := range op.Tags {
+				if out[tag] == nil {
+					out[tag] = map[string]bool{}
+				}
+				out[tag][strings.ToUpper(method)+" "+p] = true
+			}
+		}
+	}
+	return out, nil
+}
+
+// ---------------------------------------------------------------------------
+// Tests of the real configuration
+
+func reportAll(t *testing.T, errs []error) {
+	t.Helper()
+	for _, err := range errs {
+		t.Error(err)
+	}
+}
+
+func TestModulesFollowLayout(t *testing.T) {
+	for _, name := range moduleNames {
+		dir := filepath.Join("modules", name)
+		t.Run(dir, func(t *testing.T) {
+			for _, f := range []string{"main.tf", "variables.tf", "outputs.tf", "versions.tf", "README.md"} {
+				if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+					t.Error(err)
+				}
+			}
+			m := mustLoad(t, dir)
+			this := false
+			for key := range m.resources {
+				this = this || strings.HasSuffix(key, ".this")
+			}
+			if !this {
+				t.Errorf("%s: no resource named \"this\"", dir)
+			}
+		})
+	}
+	for _, name := range envNames {
+		dir := filepath.Join("envs", name)
+		for _, f := range []string{"main.tf", "variables.tf", "outputs.tf", "versions.tf", "terraform.tfvars.example", "README.md"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+}
+
+func TestReferencesAreDeclared(t *testing.T) {
+	resolve := diskResolver()
+	forEachModule(t, func(t *testing.T, m *tfModule) { reportAll(t, checkReferences(m, resolve)) })
+}
+
+func TestVariablesAndOutputsDocumented(t *testing.T) {
+	forEachModule(t, func(t *testing.T, m *tfModule) { reportAll(t, checkDocs(m)) })
+}
+
+func TestReadmesListVariablesAndOutputs(t *testing.T) {
+	check := func(t *testing.T, readme string, m *tfModule) {
+		t.Helper()
+		raw, err := os.ReadFile(readme)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(raw)
+		for _, names := range []map[string]*hclsyntax.Block{m.variables, m.outputs} {
+			for _, name := range slices.Sorted(maps.Keys(names)) {
+				if !strings.Contains(text, "`"+name+"`") {
+					t.Errorf("%s does not list `%s`", readme, name)
+				}
+			}
+		}
+	}
+	for _, name := range moduleNames {
+		dir := filepath.Join("modules", name)
+		t.Run(dir, func(t *testing.T) { check(t, filepath.Join(dir, "README.md"), mustLoad(t, dir)) })
+	}
+	for _, name := range envNames {
+		dir := filepath.Join("envs", name)
+		t.Run(dir, func(t *testing.T) { check(t, "README.md", mustLoad(t, dir)) })
+	}
+}
+
+func TestRoutesMatchOpenAPI(t *testing.T) {
+	ops, err := operations(filepath.Join("..", "openapi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ops["resolver"]) == 0 || len(ops["management"]) == 0 {
+		t.Fatalf("openapi.yaml tags: want resolver and management operations, got %v", ops)
+	}
+	for _, env := range envNames {
+		t.Run(env, func(t *testing.T) {
+			m := mustLoad(t, filepath.Join("envs", env))
+			if got := callsOf(m, "http-api"); !slices.Equal(got, []string{"management_api", "resolver_api"}) {
+				t.Fatalf("http-api calls = %v, want [management_api resolver_api]", got)
+			}
+			resolver, err := routesOf(m, "resolver_api")
+			if err != nil {
+				t.Fatal(err)
+			}
+			management, err := routesOf(m, "management_api")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Public resolver: no route is signed.
+			reportAll(t, checkRoutes("resolver", resolver, ops["resolver"], "resolve", func(string) bool { return false }))
+			// Management: everything is SigV4-signed except the liveness probe.
+			reportAll(t, checkRoutes("management", management, ops["management"], "issue", func(key string) bool { return key != "GET /healthz" }))
+		})
+	}
+}
+
+func TestClickDLQPair(t *testing.T) {
+	reportAll(t, checkClickDLQ(mustLoad(t, filepath.Join("modules", "click-dlq"))))
+}
+
+func TestFunctionsAreGoOnArm64(t *testing.T) {
+	m := mustLoad(t, filepath.Join("modules", "function"))
+	if m.resources["aws_lambda_function.this"] == nil {
+		t.Fatal("modules/function has no aws_lambda_function.this")
+	}
+	forEachModule(t, func(t *testing.T, m *tfModule) { reportAll(t, checkFunctions(m)) })
+	for _, env := range envNames {
+		m := mustLoad(t, filepath.Join("envs", env))
+		if got := callsOf(m, "function"); !slices.Equal(got, []string{"issue", "replay", "resolve"}) {
+			t.Errorf("%s: function calls = %v, want [issue replay resolve]", env, got)
+		}
+		for _, call := range callsOf(m, "function") {
+			fn, ok := literalString(exprOf(m.calls[call].Body.Attributes["filename"]))
+			if !ok {
+				// "${var.artifacts_dir}/<name>.zip" is a template: check its tail.
+				a := m.calls[call].Body.Attributes["filename"]
+				if tmpl, isTmpl := exprOf(a).(*hclsyntax.TemplateExpr); isTmpl && len(tmpl.Parts) > 0 {
+					fn, _ = literalString(tmpl.Parts[len(tmpl.Parts)-1])
+				}
+			}
+			if fn != "/"+call+".zip" {
+				t.Errorf("%s: module %q filename must be \"${var.artifacts_dir}/%s.zip\" (make build output)", env, call, call)
+			}
+		}
+	}
+}
+
+func TestNoForbiddenResourcesOrWildcards(t *testing.T) {
+	forEachModule(t, func(t *testing.T, m *tfModule) { reportAll(t, checkForbidden(m)) })
+}
+
+func TestResolverBaseURLUsesCustomDomainOnlyWhenRoutable(t *testing.T) {
+	for _, env := range envNames {
+		t.Run(env, func(t *testing.T) {
+			m := mustLoad(t, filepath.Join("envs", env))
+			reportAll(t, checkResolverBaseURL(m))
+			// The issue function reads the base URL from that parameter, and the
+			// resolver_url output reports the same value.
+			vars, err := functionEnv(m, "issue")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e := vars["LINOONE_RESOLVER_BASE_URL_PARAM"]; e == nil || !refsWithLocals(m, e)["aws_ssm_parameter.resolver_base_url.name"] {
+				t.Error("issue's LINOONE_RESOLVER_BASE_URL_PARAM must be aws_ssm_parameter.resolver_base_url.name")
+			}
+			out := m.outputs["resolver_url"]
+			if out == nil {
+				t.Fatal("no output resolver_url")
+			}
+			param := m.resources["aws_ssm_parameter.resolver_base_url"].Body.Attributes["value"].Expr
+			if followLocal(m, exprOf(out.Body.Attributes["value"])) != followLocal(m, param) {
+				t.Error("output resolver_url must be the same value as aws_ssm_parameter.resolver_base_url")
+			}
+			// The http-api module creates the domain resources from a name and a
+			// certificate (DNS needs their target before discovery can prove routing),
+			// never from the routable flag alone.
+			api := mustLoad(t, filepath.Join("modules", "http-api"))
+			for _, key := range []string{"aws_apigatewayv2_domain_name.this", "aws_apigatewayv2_api_mapping.this"} {
+				b := api.resources[key]
+				if b == nil || b.Body.Attributes["count"] == nil {
+					t.Errorf("modules/http-api: %s must be counted", key)
+					continue
+				}
+				refs := refsWithLocals(api, b.Body.Attributes["count"].Expr)
+				if !refs["var.custom_domain_name"] || !refs["var.custom_domain_certificate_arn"] {
+					t.Errorf("modules/http-api: %s must be counted on the domain name and certificate", key)
+				}
+			}
+		})
+	}
+}
+
+func TestFunctionEnvironment(t *testing.T) {
+	common := []string{"LINOONE_ENVIRONMENT", "LINOONE_LOG_LEVEL"}
+	want := map[string][]string{
+		"issue":   append([]string{"LINOONE_PERSIST_URL_PARAM", "LINOONE_PERSIST_SIGV4", "LINOONE_RESOLVER_BASE_URL_PARAM", "LINOONE_PERSIST_INLINE_LITERALS"}, common...),
+		"resolve": append([]string{"LINOONE_PERSIST_URL_PARAM", "LINOONE_PERSIST_SIGV4", "LINOONE_PERSIST_INLINE_LITERALS", "LINOONE_EVENT_BUS", "LINOONE_CLICK_DLQ_URL", "LINOONE_PUBLISH_TIMEOUT", "LINOONE_METRICS_NAMESPACE"}, common...),
+		"replay":  append([]string{"LINOONE_EVENT_BUS", "LINOONE_METRICS_NAMESPACE"}, common...),
+	}
+	for _, env := range envNames {
+		m := mustLoad(t, filepath.Join("envs", env))
+		for _, fn := range slices.Sorted(maps.Keys(want)) {
+			t.Run(env+"/"+fn, func(t *testing.T) {
+				vars, err := functionEnv(m, fn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(slices.Sorted(slices.Values(want[fn])), slices.Sorted(maps.Keys(vars))); diff != "" {
+					t.Errorf("environment variables (-want +got):\n%s", diff)
+				}
+				if e := vars["LINOONE_PERSIST_SIGV4"]; e != nil {
+					if s, _ := literalString(e); s != "true" {
+						t.Errorf("LINOONE_PERSIST_SIGV4 = %q, want \"true\"", s)
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestLeastPrivilegeStatements(t *testing.T) {
+	const (
+		persist = "var.persist_api_execution_arn"
+		bus     = "module.event_bus.arn"
+		dlq     = "module.click_dlq.queue_arn"
+	)
+	want := map[string]map[string][]string{
+		"issue": {
+			"execute-api:Invoke": {persist},
+			"ssm:GetParameter":   {"aws_ssm_parameter.persist_url.arn", "aws_ssm_parameter.resolver_base_url.arn"},
+		},
+		"resolve": {
+			"execute-api:Invoke": {persist},
+			"ssm:GetParameter":   {"aws_ssm_parameter.persist_url.arn"},
+			"events:PutEvents":   {bus},
+			"sqs:SendMessage":    {dlq},
+		},
+		"replay": {
+			"sqs:ReceiveMessage":          {dlq},
+			"sqs:DeleteMessage":           {dlq},
+			"sqs:GetQueueAttributes":      {dlq},
+			"sqs:ChangeMessageVisibility": {dlq},
+			"events:PutEvents":            {bus},
+		},
+	}
+	for _, env := range envNames {
+		m := mustLoad(t, filepath.Join("envs", env))
+		for _, fn := range slices.Sorted(maps.Keys(want)) {
+			t.Run(env+"/"+fn, func(t *testing.T) {
+				got, err := grants(m, fn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want[fn], got); diff != "" {
+					t.Errorf("IAM grants, action → resources (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+	// The module itself grants only writes to the function's own log group.
+	m := mustLoad(t, filepath.Join("modules", "function"))
+	doc := m.data["aws_iam_policy_document.this"]
+	if doc == nil {
+		t.Fatal("modules/function: no data.aws_iam_policy_document.this")
+	}
+	for _, b := range doc.Body.Blocks {
+		if b.Type != "statement" {
+			continue
+		}
+		actions, _ := literalStrings(exprOf(b.Body.Attributes["actions"]))
+		if slices.Equal(actions, []string{"logs:CreateLogStream", "logs:PutLogEvents"}) {
+			if r := b.Body.Attributes["resources"]; r == nil || !refsWithLocals(m, r.Expr)["aws_cloudwatch_log_group.this.arn"] {
+				t.Error("modules/function: log writes must be limited to aws_cloudwatch_log_group.this")
+			}
+		}
+	}
+}
+
+func TestEnvironmentsComposeSameStack(t *testing.T) {
+	sandbox := mustLoad(t, filepath.Join("envs", "sandbox"))
+	prod := mustLoad(t, filepath.Join("envs", "prod"))
+	for _, c := range []struct {
+		what     string
+		sandbox  map[string]*hclsyntax.Block
+		prod     map[string]*hclsyntax.Block
+		expected []string
+	}{
+		{what: "module calls", sandbox: sandbox.calls, prod: prod.calls},
+		{what: "resources", sandbox: sandbox.resources, prod: prod.resources},
+		{what: "variables", sandbox: sandbox.variables, prod: prod.variables},
+		{
+			what: "outputs", sandbox: sandbox.outputs, prod: prod.outputs,
+			expected: []string{"click_deadletter_url", "click_dlq_url", "event_bus_arn", "event_bus_name", "issue_function_name", "management_url", "replay_function_name", "resolve_function_name", "resolver_url"},
+		},
+	} {
+		s, p := slices.Sorted(maps.Keys(c.sandbox)), slices.Sorted(maps.Keys(c.prod))
+		if diff := cmp.Diff(s, p); diff != "" {
+			t.Errorf("%s differ (-sandbox +prod):\n%s", c.what, diff)
+		}
+		for _, name := range c.expected {
+			if c.prod[name] == nil || c.sandbox[name] == nil {
+				t.Errorf("%s: %q missing", c.what, name)
+			}
+		}
+	}
+	for _, name := range []string{"custom_domain_name", "custom_domain_routable", "custom_domain_certificate_arn", "event_bus_name", "create_bus", "artifacts_dir", "persist_api_execution_arn"} {
+		if sandbox.variables[name] == nil {
+			t.Errorf("variable %q missing (set by linoone discover or documented in the brief)", name)
+		}
+	}
+	if d, _ := literalString(exprOf(sandbox.variables["artifacts_dir"].Body.Attributes["default"])); d != "../../../dist" {
+		t.Errorf("artifacts_dir default = %q, want ../../../dist", d)
+	}
+}
+
+func TestBusCreatedOnlyInSandbox(t *testing.T) {
+	sandbox := mustLoad(t, filepath.Join("envs", "sandbox"))
+	prod := mustLoad(t, filepath.Join("envs", "prod"))
+	if v, ok := literalBool(exprOf(sandbox.variables["create_bus"].Body.Attributes["default"])); !ok || !v {
+		t.Error("sandbox: create_bus must default to true")
+	}
+	if prod.variables["event_bus_name"].Body.Attributes["default"] != nil {
+		t.Error("prod: event_bus_name must be required (no default): production imports the shared bus")
+	}
+	cb := prod.variables["create_bus"]
+	if v, ok := literalBool(exprOf(cb.Body.Attributes["default"])); !ok || v {
+		t.Error("prod: create_bus must default to false")
+	}
+	validated := false
+	for _, b := range cb.Body.Blocks {
+		if b.Type == "validation" && refsWithLocals(prod, exprOf(b.Body.Attributes["condition"]))["var.create_bus"] {
+			validated = true
+		}
+	}
+	if !validated {
+		t.Error("prod: create_bus needs a validation rejecting true")
+	}
+	bus := mustLoad(t, filepath.Join("modules", "event-bus"))
+	for _, b := range []*hclsyntax.Block{bus.resources["aws_cloudwatch_event_bus.this"], bus.data["aws_cloudwatch_event_bus.this"]} {
+		if b == nil || b.Body.Attributes["count"] == nil || !refsWithLocals(bus, b.Body.Attributes["count"].Expr)["var.create_bus"] {
+			t.Error("modules/event-bus: the bus resource and data source must be counted on var.create_bus")
+		}
+	}
+}
+
+// ---------------------------------------------------------------------------
+// The checkers must be able to fail.
+
+func TestCheckersRejectBrokenConfig(t *testing.T) {
+	child, err := parseModule("child", map[string]string{
+		"variables.tf": `variable "needed" {
+  description = "x"
+  type        = string
+}`,
+		"outputs.tf": `output "id" {
+  description = "x"
+  value       = var.needed
+}`,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolve := func(*tfModule, string) (*tfModule, error) { return child, nil }
+
+	goodDLQ := `
+resource "aws_sqs_queue" "deadletter" {
+  sqs_managed_sse_enabled = true
+}
+resource "aws_sqs_queue" "this" {
+  sqs_managed_sse_enabled    = true
+  visibility_timeout_seconds = 6 * var.replay_timeout_seconds
+  redrive_policy = jsonencode({
+    deadLetterTargetArn = aws_sqs_queue.deadletter.arn
+    maxReceiveCount     = 5
+  })
+}
+resource "aws_lambda_event_source_mapping" "this" {
+  event_source_arn        = aws_sqs_queue.this.arn
+  function_response_types = ["ReportBatchItemFailures"]
+}`
+	goodBaseURL := `
+locals {
+  enabled = var.custom_domain_routable && var.custom_domain_name != ""
+  base    = local.enabled ? "https://${var.custom_domain_name}" : module.resolver_api.api_endpoint
+}
+resource "aws_ssm_parameter" "resolver_base_url" {
+  value = local.base
+}`
+
+	cases := []struct {
+		name  string
+		src   string
+		check func(*tfModule) []error
+		want  string // substring of one error; "" = must pass
+	}{
+		{"references ok", `
+variable "a" {
+  type = string
+}
+locals {
+  b = var.a
+}
+module "m" {
+  source = "./child"
+  needed = local.b
+}
+output "o" {
+  value = module.m.id
+}`, func(m *tfModule) []error { return checkReferences(m, resolve) }, ""},
+		{"undeclared variable", `output "o" { value = var.nope }`, func(m *tfModule) []error { return checkReferences(m, resolve) }, "var.nope is not declared"},
+		{"undeclared local", `output "o" { value = local.nope }`, func(m *tfModule) []error { return checkReferences(m, resolve) }, "local.nope is not declared"},
+		{"undeclared resource", `output "o" { value = aws_sqs_queue.nope.arn }`, func(m *tfModule) []error { return checkReferences(m, resolve) }, "no such resource"},
+		{"undeclared data source", `output "o" { value = data.aws_iam_policy_document.nope.json }`, func(m *tfModule) []error { return checkReferences(m, resolve) }, "no such data source"},
+		{"missing module output", `
+module "m" {
+  source = "./child"
+  needed = "x"
+}
+output "o" { value = module.m.nope }`, func(m *tfModule) []error { return checkReferences(m, resolve) }, `has no output "nope"`},
+		{"unknown module argument", `
+module "m" {
+  source = "./child"
+  needed = "x"
+  extra  = "y"
+}`, func(m *tfModule) []error { return checkReferences(m, resolve) }, `passes "extra"`},
+		{"missing required module argument", `
+module "m" {
+  source = "./child"
+}`, func(m *tfModule) []error { return checkReferences(m, resolve) }, `required variable "needed"`},
+		{"variable without description", `variable "v" { type = string }`, checkDocs, "has no description"},
+		{"variable without type", `variable "v" { description = "d" }`, checkDocs, "has no type"},
+		{"output without description", `output "o" { value = 1 }`, checkDocs, "has no description"},
+		{"dlq ok", goodDLQ, checkClickDLQ, ""},
+		{"dlq without redrive", strings.Replace(goodDLQ, "redrive_policy", "policy", 1), checkClickDLQ, "no redrive_policy"},
+		{"dlq redriving to itself", strings.Replace(goodDLQ, "aws_sqs_queue.deadletter.arn", "aws_sqs_queue.this.arn", 1), checkClickDLQ, "deadLetterTargetArn"},
+		{"dlq unencrypted", strings.Replace(goodDLQ, "sqs_managed_sse_enabled = true\n}", "sqs_managed_sse_enabled = false\n}", 1), checkClickDLQ, "sqs_managed_sse_enabled"},
+		{"esm without partial batch", strings.Replace(goodDLQ, `["ReportBatchItemFailures"]`, `[]`, 1), checkClickDLQ, "ReportBatchItemFailures"},
+		{"lambda on x86", `
+resource "aws_lambda_function" "this" {
+  runtime          = "provided.al2023"
+  architectures    = ["x86_64"]
+  handler          = "bootstrap"
+  source_code_hash = filebase64sha256("f.zip")
+}`, checkFunctions, "architectures"},
+		{"lambda on go1.x", `
+resource "aws_lambda_function" "this" {
+  runtime          = "go1.x"
+  architectures    = ["arm64"]
+  handler          = "main"
+  source_code_hash = filebase64sha256("f.zip")
+}`, checkFunctions, "runtime"},
+		{"dynamodb table", `resource "aws_dynamodb_table" "tokens" {}`, checkForbidden, "DynamoDB is forbidden"},
+		{"wildcard action", `
+data "aws_iam_policy_document" "p" {
+  statement {
+    actions   = ["sqs:*"]
+    resources = ["arn:aws:sqs:us-east-1:123456789012:q"]
+  }
+}`, checkForbidden, "wildcard IAM action"},
+		{"star action in object", `
+module "f" {
+  policy_statements = [{ sid = "A", actions = ["*"], resources = ["arn:x"] }]
+}`, checkForbidden, "wildcard IAM action"},
+		{"dynamodb action", `
+module "f" {
+  policy_statements = [{ sid = "A", actions = ["dynamodb:GetItem"], resources = ["arn:x"] }]
+}`, checkForbidden, "DynamoDB IAM action"},
+		{"star resource", `
+module "f" {
+  policy_statements = [{ sid = "A", actions = ["events:PutEvents"], resources = ["*"] }]
+}`, checkForbidden, `IAM resource "*"`},
+		{"base url ok", goodBaseURL, checkResolverBaseURL, ""},
+		{"base url always custom domain", `
+resource "aws_ssm_parameter" "resolver_base_url" {
+  value = "https://${var.custom_domain_name}"
+}`, checkResolverBaseURL, "must be a conditional"},
+		{"base url gated on the name only", strings.Replace(goodBaseURL, "var.custom_domain_routable && ", "", 1), checkResolverBaseURL, "var.custom_domain_routable"},
+		{"base url falls back to a placeholder", strings.Replace(goodBaseURL, "module.resolver_api.api_endpoint", `"https://short.example.com"`, 1), checkResolverBaseURL, "api_endpoint"},
+		{"custom domain leaks elsewhere", goodBaseURL + `
+module "issue" {
+  environment_variables = { BASE = "https://${var.custom_domain_name}" }
+}`, checkResolverBaseURL, "outside the custom_domain_routable rule"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := parseModule("snippet", map[string]string{"main.tf": c.src})
+			if err != nil {
+				t.Fatal(err)
+			}
+			errs := c.check(m)
+			if c.want == "" {
+				reportAll(t, errs)
+				return
+			}
+			if !slices.ContainsFunc(errs, func(err error) bool { return strings.Contains(err.Error(), c.want) }) {
+				t.Errorf("want an error containing %q, got %v", c.want, errs)
+			}
+		})
+	}
+
+	t.Run("routes differ from openapi", func(t *testing.T) {
+		m, err := parseModule("snippet", map[string]string{"main.tf": `
+module "resolver_api" {
+  routes = {
+    "GET /{token}" = {
+      function_name      = module.resolve.function_name
+      invoke_arn         = module.resolve.invoke_arn
+      authorization_type = "AWS_IAM"
+    }
+    "GET /extra" = {
+      function_name      = module.issue.function_name
+      invoke_arn         = module.issue.invoke_arn
+      authorization_type = "NONE"
+    }
+  }
+}`})
+		if err != nil {
+			t.Fatal(err)
+		}
+		routes, err := routesOf(m, "resolver_api")
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs := checkRoutes("resolver", routes, map[string]bool{"GET /{token}": true, "GET /healthz": true}, "resolve", func(string) bool { return false })
+		for _, want := range []string{"differ from the openapi.yaml operations", `"GET /{token}": authorization_type "AWS_IAM"`, `targets module "issue"`} {
+			if !slices.ContainsFunc(errs, func(err error) bool { return strings.Contains(err.Error(), want) }) {
+				t.Errorf("want an error containing %q, got %v", want, errs)
+			}
+		}
+	})
+}
