@@ -246,8 +246,12 @@ func (c *Client) Ingest(ctx context.Context, doc graphson.Document) error {
 
 // IngestRaw posts an already encoded GraphSON v3 document.
 func (c *Client) IngestRaw(ctx context.Context, body []byte) error {
-	if _, err := c.post(ctx, c.ingestURL, body, "application/json"); err != nil {
+	ack, err := c.post(ctx, c.ingestURL, body, "application/json")
+	if err != nil {
 		return fmt.Errorf("ingest: %w", err)
+	}
+	if !json.Valid(ack) { // a 200 that is not Persist's answer (a proxy's page) is no acknowledgement
+		return fmt.Errorf("ingest: acknowledgement is not JSON: %s: %w", snippet(ack), errors.Join(ErrRejected, shorturl.ErrUnavailable))
 	}
 	return nil
 }

@@ -71,7 +71,7 @@ variable "custom_domain_name" {
 }
 
 variable "custom_domain_routable" {
-  description = "True only when `linoone discover` proved DNS routes custom_domain_name to the resolver; only then is the domain created and used as the resolver base URL."
+  description = "True only when `linoone discover` proved DNS routes custom_domain_name to the resolver; only then is the domain used as the resolver base URL (the API Gateway domain itself exists once a name and certificate are given, so DNS has a target)."
   type        = bool
   default     = false
 }
