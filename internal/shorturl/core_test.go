@@ -302,6 +302,9 @@ func TestDeadLetter(t *testing.T) {
 	}
 	golden(t, "click_dlq_message.json", b)
 	schematest.MustValidate(t, schematest.ClickDLQ, b)
+	if d := shorturl.NewDeadLetter(f, testVisit.At, 0, nil); d.Reason == "" || d.Attempts != 1 {
+		t.Fatalf("dead letter without a reason: %+v", d)
+	}
 	back, fact, err := shorturl.ParseDeadLetter(b)
 	if err != nil {
 		t.Fatal(err)
@@ -310,11 +313,12 @@ func TestDeadLetter(t *testing.T) {
 		t.Fatalf("ParseDeadLetter = %+v, %+v", back, fact)
 	}
 	for name, body := range map[string]string{
-		"not json":     `{`,
-		"attempts 0":   strings.Replace(string(b), `"attempts":1`, `"attempts":0`, 1),
-		"extra member": strings.Replace(string(b), `"attempts":1`, `"attempts":1,"x":1`, 1),
-		"bad time":     strings.Replace(string(b), d.FailedAt, "yesterday", 1),
-		"bad fact":     `{"graph_fact":{},"failed_at":"2026-01-01T00:00:00Z","attempts":1,"reason":"x"}`,
+		"not json":      `{`,
+		"attempts 0":    strings.Replace(string(b), `"attempts":1`, `"attempts":0`, 1),
+		"extra member":  strings.Replace(string(b), `"attempts":1`, `"attempts":1,"x":1`, 1),
+		"bad time":      strings.Replace(string(b), d.FailedAt, "yesterday", 1),
+		"bad fact":      `{"graph_fact":{},"failed_at":"2026-01-01T00:00:00Z","attempts":1,"reason":"x"}`,
+		"trailing data": string(b) + `{"graph_fact":{}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := schematest.Validate(schematest.ClickDLQ, []byte(body)); err == nil {

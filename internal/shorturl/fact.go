@@ -105,6 +105,9 @@ func ParseFact(detail []byte) (Fact, error) {
 	if err := dec.Decode(&env); err != nil {
 		return Fact{}, fmt.Errorf("%w: %v", ErrInvalidFact, err)
 	}
+	if dec.More() || dec.InputOffset() != int64(len(bytes.TrimRight(detail, " \t\r\n"))) {
+		return Fact{}, fmt.Errorf("%w: data after the JSON object", ErrInvalidFact)
+	}
 	switch {
 	case env.SchemaVersion != FactSchemaVersion, env.GraphSONFormat != "graphson-v3", env.FactType != FactType,
 		len(env.EntityTypes) != 1 || env.EntityTypes[0] != VertexLabel:
@@ -134,7 +137,11 @@ type DeadLetter struct {
 
 // NewDeadLetter wraps a fact whose publication failed.
 func NewDeadLetter(f Fact, at time.Time, attempts int, reason error) DeadLetter {
-	return DeadLetter{GraphFact: f.Detail, FailedAt: at.UTC().Format(effectiveAtLayout), Attempts: attempts, Reason: truncate(reason.Error(), 1024)}
+	why := "unknown publish failure"
+	if reason != nil && reason.Error() != "" {
+		why = truncate(reason.Error(), 1024)
+	}
+	return DeadLetter{GraphFact: f.Detail, FailedAt: at.UTC().Format(effectiveAtLayout), Attempts: max(attempts, 1), Reason: why}
 }
 
 // ParseDeadLetter reads a DLQ message body and the fact inside it.
@@ -144,6 +151,9 @@ func ParseDeadLetter(body []byte) (DeadLetter, Fact, error) {
 	var d DeadLetter
 	if err := dec.Decode(&d); err != nil {
 		return DeadLetter{}, Fact{}, fmt.Errorf("%w: dlq payload: %v", ErrInvalidFact, err)
+	}
+	if dec.More() || dec.InputOffset() != int64(len(bytes.TrimRight(body, " \t\r\n"))) {
+		return DeadLetter{}, Fact{}, fmt.Errorf("%w: dlq payload: data after the JSON object", ErrInvalidFact)
 	}
 	if d.Attempts < 1 {
 		return DeadLetter{}, Fact{}, fmt.Errorf("%w: dlq payload attempts %d < 1", ErrInvalidFact, d.Attempts)
