@@ -1,0 +1,61 @@
+// Command issue is the Issue Lambda: the management API (POST /shorten,
+// GET /links/{token}/stats, GET /healthz) behind API Gateway's AWS_IAM authorizer.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/linoone/linoone/internal/awswire"
+	"github.com/linoone/linoone/internal/config"
+	"github.com/linoone/linoone/internal/httpapi"
+	"github.com/linoone/linoone/internal/shorturl"
+)
+
+func main() {
+	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	h, err := setup(context.Background(), os.Getenv, log)
+	if err != nil {
+		log.Error("issue: init failed", "err", err)
+		os.Exit(1)
+	}
+	lambda.Start(h)
+}
+
+// setup reads the configuration and wires the management API into a Lambda handler.
+func setup(ctx context.Context, getenv func(string) string, log *slog.Logger) (func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), error) {
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return nil, fmt.Errorf("bad configuration: %w", err)
+	}
+	log = cfg.Logger(os.Stdout)
+	awsCfg, err := awswire.LoadAWS(ctx, cfg)
+	if err == nil {
+		err = awswire.ResolveParams(ctx, &cfg, ssm.NewFromConfig(awsCfg))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
+	store, err := awswire.Persist(cfg, awsCfg)
+	if err != nil {
+		return nil, fmt.Errorf("persist client: %w", err)
+	}
+	issuer, err := shorturl.NewIssuer(shorturl.IssuerConfig{Store: store, ResolverBaseURL: cfg.ResolverBaseURL, Rand: rand.Reader})
+	if err != nil {
+		return nil, fmt.Errorf("issuer: %w", err)
+	}
+	// API Gateway verified the SigV4 signature (AWS_IAM) before invoking us.
+	h, err := httpapi.NewManagement(httpapi.ManagementDeps{Issuer: issuer, Clicker: store, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("management api: %w", err)
+	}
+	return httpadapter.NewV2(h).ProxyWithContext, nil
+}

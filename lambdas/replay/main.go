@@ -1,0 +1,67 @@
+// Command replay is the Replay Lambda: it consumes the click DLQ (SQS event source
+// with partial batch responses) and republishes each fact unchanged to the shared bus.
+// Failed messages are left to SQS redrive and end in the DLQ's own deadletter queue.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/linoone/linoone/internal/awswire"
+	"github.com/linoone/linoone/internal/config"
+	"github.com/linoone/linoone/internal/eventbridge"
+	"github.com/linoone/linoone/internal/metrics"
+	"github.com/linoone/linoone/internal/replay"
+)
+
+func main() {
+	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	h, err := setup(context.Background(), os.Getenv, log)
+	if err != nil {
+		log.Error("replay: init failed", "err", err)
+		os.Exit(1)
+	}
+	lambda.Start(h)
+}
+
+// setup reads the configuration and wires the replay handler into a Lambda handler.
+func setup(ctx context.Context, getenv func(string) string, log *slog.Logger) (func(context.Context, events.SQSEvent) (events.SQSEventResponse, error), error) {
+	cfg, err := config.Load(getenv)
+	if err == nil {
+		err = cfg.Require("LINOONE_EVENT_BUS")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bad configuration: %w", err)
+	}
+	log = cfg.Logger(os.Stdout)
+	awsCfg, err := awswire.LoadAWS(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
+	pub, err := eventbridge.New(eventbridge.NewClient(awsCfg, ""), cfg.EventBus)
+	if err != nil {
+		return nil, fmt.Errorf("event bus: %w", err)
+	}
+	counters := &replay.Counters{}
+	rh, err := replay.New(pub, log, counters)
+	if err != nil {
+		return nil, fmt.Errorf("handler: %w", err)
+	}
+	emf, err := metrics.New(os.Stdout, cfg.Environment, metrics.Replays(&counters.Replayed, &counters.Failed)...)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		resp, err := rh.Handle(ctx, ev)
+		if ferr := emf.Flush(time.Now()); ferr != nil {
+			log.Error("replay: emit metrics", "err", ferr)
+		}
+		return resp, err
+	}, nil
+}

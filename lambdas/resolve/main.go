@@ -1,0 +1,97 @@
+// Command resolve is the Resolve Lambda: the public resolver (GET /{token},
+// GET /healthz). Each redirect publishes a GraphFactProduced fact to the shared bus
+// inside the invocation; a failed publish goes to the click DLQ.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/linoone/linoone/internal/awswire"
+	"github.com/linoone/linoone/internal/clickdlq"
+	"github.com/linoone/linoone/internal/config"
+	"github.com/linoone/linoone/internal/eventbridge"
+	"github.com/linoone/linoone/internal/eventid"
+	"github.com/linoone/linoone/internal/hotset"
+	"github.com/linoone/linoone/internal/httpapi"
+	"github.com/linoone/linoone/internal/metrics"
+	"github.com/linoone/linoone/internal/shorturl"
+)
+
+func main() {
+	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	h, err := setup(context.Background(), os.Getenv, log)
+	if err != nil {
+		log.Error("resolve: init failed", "err", err)
+		os.Exit(1)
+	}
+	lambda.Start(h)
+}
+
+// setup reads the configuration and wires the resolver, the bus and the click DLQ
+// into a Lambda handler.
+func setup(ctx context.Context, getenv func(string) string, log *slog.Logger) (func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), error) {
+	cfg, err := config.Load(getenv)
+	if err == nil {
+		err = cfg.Require("LINOONE_EVENT_BUS", "LINOONE_CLICK_DLQ_URL")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bad configuration: %w", err)
+	}
+	log = cfg.Logger(os.Stdout)
+	awsCfg, err := awswire.LoadAWS(ctx, cfg)
+	if err == nil {
+		err = awswire.ResolveParams(ctx, &cfg, ssm.NewFromConfig(awsCfg))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
+	pc, err := awswire.Persist(cfg, awsCfg)
+	if err != nil {
+		return nil, fmt.Errorf("persist client: %w", err)
+	}
+	pub, err := eventbridge.New(eventbridge.NewClient(awsCfg, ""), cfg.EventBus)
+	if err != nil {
+		return nil, fmt.Errorf("event bus: %w", err)
+	}
+	dlq, err := clickdlq.New(clickdlq.NewClient(awsCfg, ""), cfg.ClickDLQURL)
+	if err != nil {
+		return nil, fmt.Errorf("click dlq: %w", err)
+	}
+	counters := &shorturl.Counters{}
+	ids := eventid.New()
+	rec, err := shorturl.NewRecorder(shorturl.RecorderConfig{Publisher: pub, DeadLetters: dlq, EventIDs: ids.Next,
+		PublishTimeout: cfg.PublishTimeout, Logger: log, Counters: counters})
+	if err != nil {
+		return nil, fmt.Errorf("recorder: %w", err)
+	}
+	var store shorturl.Store = pc
+	if cfg.CacheSize > 0 { // survives across warm invocations
+		store = hotset.New(pc, cfg.CacheSize)
+	}
+	res, err := shorturl.NewResolver(store, rec)
+	if err != nil {
+		return nil, fmt.Errorf("resolver: %w", err)
+	}
+	emf, err := metrics.New(os.Stdout, cfg.Environment, metrics.ClickFacts(counters)...)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	proxy := httpadapter.NewV2(httpapi.NewResolver(httpapi.ResolverDeps{Resolver: res, Logger: log}))
+	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		resp, err := proxy.ProxyWithContext(ctx, ev)
+		// Nothing runs after the handler returns: the invocation's metrics go now.
+		if ferr := emf.Flush(time.Now()); ferr != nil {
+			log.Error("resolve: emit metrics", "err", ferr)
+		}
+		return resp, err
+	}, nil
+}
