@@ -48,7 +48,7 @@ type Config struct {
 var (
 	busNamePattern = regexp.MustCompile(`^[A-Za-z0-9._\-/]{1,256}$`)
 	busARNPattern  = regexp.MustCompile(`^arn:aws[a-z\-]*:events:[a-z0-9\-]+:\d{12}:event-bus/[A-Za-z0-9._\-/]{1,256}$`)
-	ssmNamePattern = regexp.MustCompile(`^/?[A-Za-z0-9_.\-/]{1,2048}$`)
+	ssmNamePattern = regexp.MustCompile(`^/?[A-Za-z0-9_.\-/]+$`)
 	regionPattern  = regexp.MustCompile(`^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d$`)
 	envPattern     = regexp.MustCompile(`^[a-z0-9][a-z0-9\-]{0,31}$`)
 )
@@ -129,7 +129,7 @@ func Load(getenv func(string) string) (Config, error) {
 		bad("LINOONE_PERSIST_URL", "%q is not an http(s) URL", c.PersistURL)
 	}
 	for name, v := range map[string]string{"LINOONE_RESOLVER_BASE_URL_PARAM": c.ResolverBaseSSM, "LINOONE_PERSIST_URL_PARAM": c.PersistSSM} {
-		if v != "" && !ssmNamePattern.MatchString(v) {
+		if v != "" && (len(v) > 2048 || !ssmNamePattern.MatchString(v)) {
 			bad(name, "%q is not an SSM parameter name", v)
 		}
 	}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/linoone/linoone/internal/config"
+	"github.com/linoone/linoone/internal/localbus"
+)
+
+// listDLQ prints what waits in the local click DLQ.
+func listDLQ(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("dlq", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print the entries as JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(cfg.DataDir, dlqDir)
+	q, err := localbus.OpenDLQ(dir, localbus.DLQOptions{})
+	if err != nil {
+		return err
+	}
+	entries, err := q.List(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if entries == nil {
+			entries = []localbus.Entry{}
+		}
+		return enc.Encode(entries)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "FAILED_AT\tATTEMPTS\tIDEMPOTENCY_KEY\tREASON")
+	for _, e := range entries {
+		reason := e.Reason
+		if e.Problem != "" {
+			reason = "INVALID: " + e.Problem
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", e.FailedAt.UTC().Format(time.RFC3339), e.Attempts, e.IdempotencyKey, oneLine(reason, 100))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "%d click facts waiting in %s\n", len(entries), dir)
+	return err
+}
+
+// replay republishes every fact in the local click DLQ onto the local bus.
+func replay(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return err
+	}
+	bus, err := localbus.OpenBus(filepath.Join(cfg.DataDir, busDir), localbus.BusOptions{Fault: cfg.BusFault, Region: cfg.Region})
+	if err != nil {
+		return err
+	}
+	defer bus.Close()
+	q, err := localbus.OpenDLQ(filepath.Join(cfg.DataDir, dlqDir), localbus.DLQOptions{})
+	if err != nil {
+		return err
+	}
+	progress := func(done, total int) {
+		if !*quiet {
+			fmt.Fprintf(stderr, "\rreplaying %d/%d", done, total)
+			if done == total {
+				fmt.Fprintln(stderr)
+			}
+		}
+	}
+	res, err := q.Replay(ctx, bus, progress)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "replayed %d, failed %d, invalid %d\n", res.Replayed, res.Failed, res.Invalid)
+	if res.Failed > 0 || res.Invalid > 0 {
+		return fmt.Errorf("%d click facts stay in the DLQ (failed) and %d were set aside as invalid", res.Failed, res.Invalid)
+	}
+	return nil
+}
+
+func oneLine(s string, n int) string {
+	out := []rune{}
+	for _, r := range s {
+		if r == '\n' || r == '\r' || r == '\t' {
+			r = ' '
+		}
+		out = append(out, r)
+		if len(out) == n {
+			return string(out) + "…"
+		}
+	}
+	return string(out)
+}

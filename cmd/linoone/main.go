@@ -1,0 +1,73 @@
+// Command linoone is Linoone's local and self-hosted binary and producer CLI:
+//
+//	linoone serve          run the resolver, the management API and local Persist
+//	linoone shorten URL    issue a short URL through the management API (SigV4-signed)
+//	linoone dlq            list the click facts waiting in the local click DLQ
+//	linoone replay         republish the local click DLQ onto the local bus
+//	linoone discover …     decide how the resolver is reached on AWS (read-only)
+//
+// main only wires: configuration comes from the environment, and everything runs in
+// run, which tests call directly.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/linoone/linoone/internal/discovery"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+const usage = `usage: linoone <command> [arguments]
+
+commands:
+  serve                 run resolver (:8080), management API (:8081) and local Persist (:8082)
+  shorten URL           issue a short URL; prints it
+  dlq                   list click facts waiting in the local click DLQ
+  replay                republish the local click DLQ; prints how many were replayed
+  discover --domain D   infrastructure discovery for a custom domain (read-only, AWS)
+
+configuration is read from LINOONE_* environment variables; see README.md.
+`
+
+// run executes one command and returns the process exit code.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "serve":
+		err = serve(ctx, args[1:], getenv, stdout, stderr)
+	case "shorten":
+		err = shorten(ctx, args[1:], getenv, stdout, stderr)
+	case "dlq":
+		err = listDLQ(ctx, args[1:], getenv, stdout)
+	case "replay":
+		err = replay(ctx, args[1:], getenv, stdout, stderr)
+	case "discover":
+		return discovery.Main(ctx, args[1:], getenv, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "linoone: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "linoone %s: %v\n", args[0], err)
+		return 1
+	}
+	return 0
+}

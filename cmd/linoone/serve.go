@@ -1,0 +1,256 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/linoone/linoone/internal/config"
+	"github.com/linoone/linoone/internal/eventid"
+	"github.com/linoone/linoone/internal/hotset"
+	"github.com/linoone/linoone/internal/httpapi"
+	"github.com/linoone/linoone/internal/localbus"
+	"github.com/linoone/linoone/internal/localpersist"
+	"github.com/linoone/linoone/internal/metrics"
+	"github.com/linoone/linoone/internal/persist"
+	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/sigv4"
+)
+
+// Paths inside LINOONE_DATA_DIR.
+const (
+	persistFile = "persist.db"
+	busDir      = "bus"
+	dlqDir      = "dlq"
+	factsFile   = "facts.jsonl"
+)
+
+// serve runs the whole service on loopback: resolver, management API (SigV4-checked),
+// local Persist on an embedded database file, the local bus with its consumer, and the
+// local click DLQ. It returns after a graceful shutdown when ctx ends.
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("serve takes no arguments; configure it with LINOONE_* variables")
+	}
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return err
+	}
+	log := cfg.Logger(stderr)
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	creds, credsPath, created, err := sigv4.LoadOrCreate(cfg.DataDir, getenv)
+	if err != nil {
+		return err
+	}
+	if credsPath != "" {
+		// Where the pair is, never the secret itself.
+		log.Info("management api credentials", "access_key_id", creds.AccessKeyID, "credentials_file", credsPath, "created", created)
+	}
+
+	s := &stack{log: log}
+	defer s.close()
+	if err := s.listen(cfg); err != nil {
+		return err
+	}
+	if cfg.LocalPersist {
+		lp, err := localpersist.Open(ctx, filepath.Join(cfg.DataDir, persistFile), localpersist.Options{Logger: log})
+		if err != nil {
+			return fmt.Errorf("local persist: %w", err)
+		}
+		s.closers = append(s.closers, lp.Close)
+		s.persist = newServer(lp.Handler(), log)
+	}
+	pc, err := persist.New(persist.Config{BaseURL: cfg.PersistURL, Timeout: cfg.PersistTimeout, InlineLiterals: cfg.PersistInline})
+	if err != nil {
+		return err
+	}
+	bus, err := localbus.OpenBus(filepath.Join(cfg.DataDir, busDir), localbus.BusOptions{Fault: cfg.BusFault, Region: cfg.Region, Logger: log})
+	if err != nil {
+		return fmt.Errorf("local bus: %w", err)
+	}
+	s.bus = bus
+	if cfg.BusFault != "" {
+		log.Warn("bus fault drill: every publish fails", "fault", cfg.BusFault)
+	}
+	consumer, err := localbus.NewConsumer(filepath.Join(cfg.DataDir, busDir), localbus.ConsumerOptions{
+		Ingester: pc, FactsPath: filepath.Join(cfg.DataDir, factsFile), Notify: bus.Notify(), Logger: log})
+	if err != nil {
+		return fmt.Errorf("bus consumer: %w", err)
+	}
+	s.consumer = consumer
+	dlq, err := localbus.OpenDLQ(filepath.Join(cfg.DataDir, dlqDir), localbus.DLQOptions{Logger: log})
+	if err != nil {
+		return fmt.Errorf("click dlq: %w", err)
+	}
+
+	counters := &shorturl.Counters{}
+	ids := eventid.New()
+	rec, err := shorturl.NewRecorder(shorturl.RecorderConfig{Publisher: bus, DeadLetters: dlq, EventIDs: ids.Next,
+		PublishTimeout: cfg.PublishTimeout, Logger: log, Counters: counters})
+	if err != nil {
+		return err
+	}
+	var store shorturl.Store = pc
+	if cfg.CacheSize > 0 {
+		store = hotset.New(pc, cfg.CacheSize)
+	}
+	resolver, err := shorturl.NewResolver(store, rec)
+	if err != nil {
+		return err
+	}
+	issuer, err := shorturl.NewIssuer(shorturl.IssuerConfig{Store: store, ResolverBaseURL: cfg.ResolverBaseURL, Rand: rand.Reader})
+	if err != nil {
+		return err
+	}
+	verifier, err := sigv4.New(creds, cfg.Region, "execute-api")
+	if err != nil {
+		return err
+	}
+	mgmt, err := httpapi.NewManagement(httpapi.ManagementDeps{Issuer: issuer, Clicker: pc, Authenticator: verifier, Logger: log})
+	if err != nil {
+		return err
+	}
+	s.resolver = newServer(httpapi.NewResolver(httpapi.ResolverDeps{Resolver: resolver, Logger: log}), log)
+	s.management = newServer(mgmt, log)
+	emf, err := metrics.New(stderr, cfg.Environment, metrics.ClickFacts(counters)...)
+	if err != nil {
+		return err
+	}
+	return s.run(ctx, cfg, consumer, emf)
+}
+
+// stack is what serve started, so that it stops in the right order.
+type stack struct {
+	log                           *slog.Logger
+	resolverLn, managementLn, pLn net.Listener
+	resolver, management, persist *http.Server
+	bus                           *localbus.Bus
+	consumer                      *localbus.Consumer
+	closers                       []func() error
+}
+
+// listen binds every address first, so a port in use is reported before anything
+// starts.
+func (s *stack) listen(cfg config.Config) error {
+	var err error
+	if s.resolverLn, err = net.Listen("tcp", cfg.ResolverAddr); err != nil {
+		return fmt.Errorf("resolver: %w", err)
+	}
+	if s.managementLn, err = net.Listen("tcp", cfg.ManagementAddr); err != nil {
+		return fmt.Errorf("management api: %w", err)
+	}
+	if cfg.LocalPersist {
+		if s.pLn, err = net.Listen("tcp", cfg.PersistAddr); err != nil {
+			return fmt.Errorf("local persist: %w", err)
+		}
+	}
+	return nil
+}
+
+func newServer(h http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    32 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+}
+
+func (s *stack) run(ctx context.Context, cfg config.Config, consumer *localbus.Consumer, emf *metrics.EMF) error {
+	errc := make(chan error, 3)
+	var servers sync.WaitGroup
+	serveOn := func(srv *http.Server, ln net.Listener, name string) {
+		servers.Go(func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("%s: %w", name, err)
+			}
+		})
+	}
+	if s.persist != nil {
+		serveOn(s.persist, s.pLn, "local persist")
+	}
+	serveOn(s.resolver, s.resolverLn, "resolver")
+	serveOn(s.management, s.managementLn, "management api")
+
+	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
+	var workers sync.WaitGroup
+	workers.Go(func() {
+		if err := consumer.Run(bg); err != nil && !errors.Is(err, context.Canceled) {
+			s.log.Error("bus consumer stopped", "err", err)
+		}
+	})
+	workers.Go(func() { _ = emf.Run(bg, 10*time.Second) })
+
+	s.log.Info("linoone serving",
+		"resolver", "http://"+s.resolverLn.Addr().String(),
+		"management", "http://"+s.managementLn.Addr().String(),
+		"persist", cfg.PersistURL,
+		"resolver_base_url", cfg.ResolverBaseURL,
+		"data_dir", cfg.DataDir)
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		s.log.Info("shutting down")
+	case runErr = <-errc:
+		s.log.Error("server failed; shutting down", "err", runErr)
+	}
+
+	// Stop taking requests, let the bus write what it acknowledged, deliver the
+	// journal into Persist, then stop Persist.
+	sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var shut sync.WaitGroup
+	for _, srv := range []*http.Server{s.resolver, s.management} {
+		shut.Go(func() { _ = srv.Shutdown(sctx) })
+	}
+	shut.Wait()
+	stopBG()
+	workers.Wait()
+	if err := consumer.Drain(sctx); err != nil {
+		s.log.Error("bus not fully delivered at shutdown; the rest is delivered at the next start", "err", err)
+	}
+	if s.persist != nil {
+		_ = s.persist.Shutdown(sctx)
+	}
+	servers.Wait()
+	return runErr
+}
+
+// close releases what was opened, last first.
+func (s *stack) close() {
+	if s.consumer != nil {
+		_ = s.consumer.Close()
+	}
+	if s.bus != nil {
+		_ = s.bus.Close()
+	}
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		_ = s.closers[i]()
+	}
+	for _, ln := range []net.Listener{s.resolverLn, s.managementLn, s.pLn} {
+		if ln != nil {
+			_ = ln.Close()
+		}
+	}
+}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/linoone/linoone/api/management"
+	"github.com/linoone/linoone/internal/config"
+	"github.com/linoone/linoone/internal/sigv4"
+)
+
+// shorten is the producer CLI: it signs POST /shorten with SigV4 through the
+// generated client and prints the short URL.
+func shorten(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("shorten", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	endpoint := fs.String("management-url", "", "management API base URL (default $LINOONE_MANAGEMENT_URL or http://$LINOONE_MANAGEMENT_ADDR)")
+	asJSON := fs.Bool("json", false, "print the whole response as JSON")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: linoone shorten [--management-url URL] [--json] TARGET_URL")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return errors.New("exactly one target URL is required")
+	}
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return err
+	}
+	if *endpoint == "" {
+		*endpoint = getenv("LINOONE_MANAGEMENT_URL")
+	}
+	if *endpoint == "" {
+		*endpoint = "http://" + cfg.ManagementAddr
+	}
+	creds, err := producerCredentials(cfg.DataDir, getenv)
+	if err != nil {
+		return err
+	}
+	hc := &http.Client{Timeout: 15 * time.Second, Transport: creds.Transport(nil, cfg.Region, "execute-api")}
+	client, err := management.NewClientWithResponses(strings.TrimRight(*endpoint, "/"), management.WithHTTPClient(hc))
+	if err != nil {
+		return fmt.Errorf("management client: %w", err)
+	}
+	res, err := client.ShortenWithResponse(ctx, management.ShortenJSONRequestBody{TargetURL: fs.Arg(0)})
+	if err != nil {
+		return fmt.Errorf("POST %s/shorten: %w", *endpoint, err)
+	}
+	switch {
+	case res.JSON201 != nil:
+		if *asJSON {
+			_, err = stdout.Write(res.Body)
+			return err
+		}
+		_, err = fmt.Fprintln(stdout, res.JSON201.ShortURL)
+		return err
+	default:
+		return problemError(res.StatusCode(), res.Body)
+	}
+}
+
+// producerCredentials are the SigV4 credentials of the producer CLI: the environment
+// pair, or the pair `linoone serve` wrote into the data directory. Unlike serve, it
+// never creates one — a new random pair would not match the server's.
+func producerCredentials(dataDir string, getenv func(string) string) (sigv4.Credentials, error) {
+	if getenv(sigv4.EnvAccessKeyID) == "" && getenv(sigv4.EnvSecretAccessKey) == "" {
+		path := filepath.Join(dataDir, sigv4.CredentialsFile)
+		if _, err := os.Stat(path); err != nil {
+			return sigv4.Credentials{}, fmt.Errorf("no credentials: set %s and %s, or start `linoone serve` with the same LINOONE_DATA_DIR (%s) first",
+				sigv4.EnvAccessKeyID, sigv4.EnvSecretAccessKey, dataDir)
+		}
+	}
+	creds, _, _, err := sigv4.LoadOrCreate(dataDir, getenv)
+	return creds, err
+}
+
+// problemError turns a problem+json answer into a one-line error.
+func problemError(status int, body []byte) error {
+	var p management.Problem
+	if err := json.Unmarshal(body, &p); err == nil && p.Detail != "" {
+		return fmt.Errorf("%d %s: %s (%s)", status, p.Title, p.Detail, p.Type)
+	}
+	return fmt.Errorf("unexpected answer %d: %.200s", status, body)
+}
