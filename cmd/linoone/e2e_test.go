@@ -1,0 +1,500 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/linoone/linoone/api/management"
+	"github.com/linoone/linoone/internal/schematest"
+	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/sigv4"
+)
+
+// binary is the linoone binary built once for the end-to-end tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "linoone-e2e")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "linoone")
+	if out, err := exec.Command("go", "build", "-race", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build linoone: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// instance is one `linoone serve` process.
+type instance struct {
+	t                             *testing.T
+	env                           []string
+	dataDir                       string
+	resolver, management, persist string
+	cmd                           *exec.Cmd
+	logs                          *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func newInstance(t *testing.T, extraEnv ...string) *instance {
+	t.Helper()
+	in := &instance{t: t, dataDir: t.TempDir(), resolver: freePort(t), management: freePort(t), persist: freePort(t)}
+	in.env = append(os.Environ(),
+		"LINOONE_DATA_DIR="+in.dataDir,
+		"LINOONE_RESOLVER_ADDR="+in.resolver,
+		"LINOONE_MANAGEMENT_ADDR="+in.management,
+		"LINOONE_PERSIST_ADDR="+in.persist,
+		"LINOONE_ACCESS_KEY_ID=", "LINOONE_SECRET_ACCESS_KEY=", "LINOONE_BUS_FAULT=",
+	)
+	in.env = append(in.env, extraEnv...)
+	return in
+}
+
+func (in *instance) start(extraEnv ...string) {
+	t := in.t
+	t.Helper()
+	in.logs = &syncBuffer{}
+	in.cmd = exec.Command(binary, "serve")
+	in.cmd.Env = append(append([]string{}, in.env...), extraEnv...)
+	in.cmd.Stdout, in.cmd.Stderr = in.logs, in.logs
+	if err := in.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(in.stop)
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		ok := true
+		for _, a := range []string{in.resolver, in.management, in.persist} {
+			res, err := http.Get("http://" + a + "/healthz")
+			if err != nil {
+				ok = false
+				break
+			}
+			res.Body.Close()
+			ok = ok && res.StatusCode == 200
+		}
+		if ok {
+			return
+		}
+		if in.cmd.ProcessState != nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("linoone serve did not become ready:\n%s", in.logs)
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (in *instance) stop() {
+	if in.cmd == nil || in.cmd.Process == nil || in.cmd.ProcessState != nil {
+		return
+	}
+	_ = in.cmd.Process.Signal(os.Interrupt)
+	done := make(chan error, 1)
+	go func() { done <- in.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			in.t.Errorf("serve exited with %v:\n%s", err, in.logs)
+		}
+	case <-time.After(30 * time.Second):
+		_ = in.cmd.Process.Kill()
+		in.t.Errorf("serve did not stop on SIGINT:\n%s", in.logs)
+	}
+}
+
+func (in *instance) credentials() sigv4.Credentials {
+	in.t.Helper()
+	b, err := os.ReadFile(filepath.Join(in.dataDir, sigv4.CredentialsFile))
+	if err != nil {
+		in.t.Fatal(err)
+	}
+	var f struct {
+		AccessKeyID     string `json:"access_key_id"`
+		SecretAccessKey string `json:"secret_access_key"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		in.t.Fatal(err)
+	}
+	return sigv4.Credentials{AccessKeyID: f.AccessKeyID, SecretAccessKey: f.SecretAccessKey}
+}
+
+func (in *instance) client() *management.ClientWithResponses {
+	in.t.Helper()
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: in.credentials().Transport(nil, "us-east-1", "execute-api")}
+	c, err := management.NewClientWithResponses("http://"+in.management, management.WithHTTPClient(hc))
+	if err != nil {
+		in.t.Fatal(err)
+	}
+	return c
+}
+
+// cli runs a linoone command against this instance's data directory.
+func (in *instance) cli(args ...string) (string, string, error) {
+	cmd := exec.Command(binary, args...)
+	cmd.Env = in.env
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	return out.String(), errOut.String(), err
+}
+
+var noRedirect = &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+func (in *instance) resolve(token string) *http.Response {
+	in.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, "http://"+in.resolver+"/"+token, nil)
+	req.Header.Set("User-Agent", "linoone-e2e/1.0")
+	res, err := noRedirect.Do(req)
+	if err != nil {
+		in.t.Fatal(err)
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return res
+}
+
+func (in *instance) clicks(token string) int64 {
+	in.t.Helper()
+	res, err := in.client().GetLinkStatsWithResponse(context.Background(), token)
+	if err != nil || res.JSON200 == nil {
+		in.t.Fatalf("stats %s: %v %d %s", token, err, res.StatusCode(), res.Body)
+	}
+	return res.JSON200.Clicks
+}
+
+// waitClicks waits for the bus consumer to bring the clicks into Persist.
+func (in *instance) waitClicks(token string, want int64) {
+	in.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	var got int64
+	for time.Now().Before(deadline) {
+		if got = in.clicks(token); got == want {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	in.t.Fatalf("token %s: %d clicks in the graph, want %d", token, got, want)
+}
+
+func TestEndToEnd(t *testing.T) {
+	ctx := context.Background()
+	in := newInstance(t)
+	in.start()
+	c := in.client()
+
+	// Through the generated client.
+	res, err := c.ShortenWithResponse(ctx, management.ShortenJSONRequestBody{TargetURL: "https://example.com/landing?message_id=msg_123"})
+	if err != nil || res.JSON201 == nil {
+		t.Fatalf("shorten: %v %d %s", err, res.StatusCode(), res.Body)
+	}
+	viaClient := res.JSON201
+	if !shorturl.IsToken(viaClient.Token) || viaClient.ShortURL != "http://"+in.resolver+"/"+viaClient.Token {
+		t.Fatalf("response %+v", viaClient)
+	}
+
+	// Through curl's own SigV4 implementation.
+	creds := in.credentials()
+	out, err := exec.Command("curl", "-sS", "--fail-with-body", "--aws-sigv4", "aws:amz:us-east-1:execute-api",
+		"--user", creds.AccessKeyID+":"+creds.SecretAccessKey,
+		"-H", "Content-Type: application/json", "-d", `{"target_url":"https://example.org/from-curl?a=1&b=2"}`,
+		"http://"+in.management+"/shorten").CombinedOutput()
+	if err != nil {
+		t.Fatalf("curl: %v %s", err, out)
+	}
+	var viaCurl management.ShortURL
+	if err := json.Unmarshal(out, &viaCurl); err != nil || !shorturl.IsToken(viaCurl.Token) {
+		t.Fatalf("curl answer %s: %v", out, err)
+	}
+
+	// Through the producer CLI.
+	stdout, stderr, err := in.cli("shorten", "https://example.net/cli")
+	if err != nil || !strings.HasPrefix(stdout, "http://"+in.resolver+"/") {
+		t.Fatalf("linoone shorten: %v %q %q", err, stdout, stderr)
+	}
+	viaCLI := strings.TrimSpace(strings.TrimPrefix(stdout, "http://"+in.resolver+"/"))
+
+	// A curl request with the wrong secret writes nothing.
+	out, _ = exec.Command("curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--aws-sigv4", "aws:amz:us-east-1:execute-api",
+		"--user", creds.AccessKeyID+":wrong-secret", "-H", "Content-Type: application/json",
+		"-d", `{"target_url":"https://evil.example/"}`, "http://"+in.management+"/shorten").CombinedOutput()
+	if string(out) != "403" {
+		t.Fatalf("mis-signed curl: %s", out)
+	}
+	if _, stderr, err := in.cli("shorten", "ftp://example.com/"); err == nil || !strings.Contains(stderr, "target-url-scheme") {
+		t.Fatalf("bad target through the CLI: %v %q", err, stderr)
+	}
+
+	want := map[string]string{viaClient.Token: "https://example.com/landing?message_id=msg_123", viaCurl.Token: "https://example.org/from-curl?a=1&b=2", viaCLI: "https://example.net/cli"}
+	for tok, target := range want {
+		r := in.resolve(tok)
+		if r.StatusCode != http.StatusFound || r.Header.Get("Location") != target || r.Header.Get("Cache-Control") != "private, max-age=0" {
+			t.Fatalf("GET /%s: %d %q %q", tok, r.StatusCode, r.Header.Get("Location"), r.Header.Get("Cache-Control"))
+		}
+	}
+	if r := in.resolve("AAAAAAAAAA"); r.StatusCode != http.StatusNotFound {
+		t.Fatalf("unknown token: %d", r.StatusCode)
+	}
+	if r := in.resolve("not-a-token"); r.StatusCode != http.StatusNotFound {
+		t.Fatalf("invalid token: %d", r.StatusCode)
+	}
+	in.waitClicks(viaClient.Token, 1)
+
+	// Every click is a schema-valid fact in facts.jsonl.
+	facts := waitFacts(t, filepath.Join(in.dataDir, "facts.jsonl"), 3)
+	for _, f := range facts {
+		schematest.MustValidate(t, schematest.GraphFact, f.Detail)
+		if f.Source != "shorturl" || f.DetailType != "GraphFactProduced" {
+			t.Fatalf("event %+v", f)
+		}
+	}
+
+	// Durability: restart and resolve again.
+	in.stop()
+	in.start()
+	for tok, target := range want {
+		if r := in.resolve(tok); r.StatusCode != http.StatusFound || r.Header.Get("Location") != target {
+			t.Fatalf("after restart GET /%s: %d %q", tok, r.StatusCode, r.Header.Get("Location"))
+		}
+	}
+	in.waitClicks(viaClient.Token, 2)
+}
+
+type busEvent struct {
+	Source     string          `json:"source"`
+	DetailType string          `json:"detail-type"`
+	Detail     json.RawMessage `json:"detail"`
+}
+
+// waitFacts waits until the consumer has appended n events to facts.jsonl.
+func waitFacts(t *testing.T, path string, n int) []busEvent {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		facts := readFacts(t, path)
+		if len(facts) == n {
+			return facts
+		}
+		if len(facts) > n || time.Now().After(deadline) {
+			t.Fatalf("%d facts in %s, want %d", len(facts), path, n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func readFacts(t *testing.T, path string) []busEvent {
+	t.Helper()
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []busEvent
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var e busEvent
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("facts.jsonl line %q: %v", sc.Text(), err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func TestConcurrentIssuance(t *testing.T) {
+	in := newInstance(t)
+	in.start()
+	c := in.client()
+	const n = 300
+	tokens := make([]string, n)
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	sem := make(chan struct{}, 32)
+	for i := range n {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			res, err := c.ShortenWithResponse(context.Background(), management.ShortenJSONRequestBody{TargetURL: fmt.Sprintf("https://example.com/item/%d", i)})
+			if err != nil || res.JSON201 == nil {
+				errs <- fmt.Errorf("%d: %v %s", i, err, res.Body)
+				return
+			}
+			tokens[i] = res.JSON201.Token
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for i, tok := range tokens {
+		if seen[tok] {
+			t.Fatalf("token %s issued twice", tok)
+		}
+		seen[tok] = true
+		if r := in.resolve(tok); r.StatusCode != http.StatusFound || r.Header.Get("Location") != fmt.Sprintf("https://example.com/item/%d", i) {
+			t.Fatalf("token %s: %d %q", tok, r.StatusCode, r.Header.Get("Location"))
+		}
+	}
+}
+
+// TestBusFaultDrill is the README's fault drill: with the bus rejecting every
+// publish, clicks still redirect and land in the DLQ; replay publishes each exactly
+// once with its original idempotency key, and the graph holds no duplicate edge.
+func TestBusFaultDrill(t *testing.T) {
+	in := newInstance(t)
+	in.start("LINOONE_BUS_FAULT=always")
+	res, err := in.client().ShortenWithResponse(context.Background(), management.ShortenJSONRequestBody{TargetURL: "https://example.com/drill"})
+	if err != nil || res.JSON201 == nil {
+		t.Fatalf("shorten: %v", err)
+	}
+	tok := res.JSON201.Token
+	const clicks = 5
+	for range clicks {
+		if r := in.resolve(tok); r.StatusCode != http.StatusFound {
+			t.Fatalf("click during bus fault: %d", r.StatusCode)
+		}
+	}
+	out, _, err := in.cli("dlq", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var waiting []struct{ IdempotencyKey string }
+	if err := json.Unmarshal([]byte(out), &waiting); err != nil || len(waiting) != clicks {
+		t.Fatalf("dlq --json: %v, %d entries: %s", err, len(waiting), out)
+	}
+	for _, name := range mustGlob(t, filepath.Join(in.dataDir, "dlq", "*.json")) {
+		b, _ := os.ReadFile(name)
+		schematest.MustValidate(t, schematest.ClickDLQ, b)
+	}
+	if got := readFacts(t, filepath.Join(in.dataDir, "facts.jsonl")); len(got) != 0 {
+		t.Fatalf("%d facts published while the bus was failing", len(got))
+	}
+	if n := in.clicks(tok); n != 0 {
+		t.Fatalf("%d clicks in the graph while the bus was failing", n)
+	}
+
+	// While the server still rejects publishes, replay (a separate process, the bus
+	// recovered for it) drains the DLQ onto the bus; the server's consumer ingests.
+	stdout, _, err := in.cli("replay")
+	if err != nil || !strings.Contains(stdout, fmt.Sprintf("replayed %d, failed 0, invalid 0", clicks)) {
+		t.Fatalf("replay: %v %q", err, stdout)
+	}
+	in.waitClicks(tok, clicks)
+	stdout, _, err = in.cli("replay")
+	if err != nil || !strings.Contains(stdout, "replayed 0, failed 0, invalid 0") {
+		t.Fatalf("second replay: %v %q", err, stdout)
+	}
+	facts := waitFacts(t, filepath.Join(in.dataDir, "facts.jsonl"), clicks)
+	keys := map[string]int{}
+	for _, f := range facts {
+		var d struct {
+			IdempotencyKey string `json:"idempotency_key"`
+		}
+		_ = json.Unmarshal(f.Detail, &d)
+		keys[d.IdempotencyKey]++
+	}
+	for _, w := range waiting {
+		if keys[w.IdempotencyKey] != 1 {
+			t.Errorf("%s published %d times, want once", w.IdempotencyKey, keys[w.IdempotencyKey])
+		}
+	}
+	if len(keys) != clicks {
+		t.Errorf("%d distinct facts published, want %d", len(keys), clicks)
+	}
+	time.Sleep(300 * time.Millisecond) // nothing more may arrive
+	if n := in.clicks(tok); n != clicks {
+		t.Fatalf("%d clicks in the graph, want %d (no duplicate edges)", n, clicks)
+	}
+	in.stop() // the metrics emitter flushes on shutdown
+	if !strings.Contains(in.logs.String(), `"FactsDeadLettered":5`) {
+		t.Errorf("no EMF line counting 5 dead-lettered facts in the log")
+	}
+}
+
+func mustGlob(t *testing.T, pattern string) []string {
+	t.Helper()
+	m, err := filepath.Glob(pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestCommandErrors(t *testing.T) {
+	in := newInstance(t)
+	tests := []struct {
+		args []string
+		env  []string
+		want string
+	}{
+		{[]string{"bogus"}, nil, "unknown command"},
+		{[]string{"shorten"}, nil, "exactly one target URL"},
+		{[]string{"shorten", "https://example.com/"}, nil, "no credentials"},
+		{[]string{"serve"}, []string{"LINOONE_RESOLVER_ADDR=nonsense", "LINOONE_LOG_LEVEL=loud", "LINOONE_BUS_FAULT=sometimes"}, "LINOONE_RESOLVER_ADDR"},
+	}
+	for _, tt := range tests {
+		cmd := exec.Command(binary, tt.args...)
+		cmd.Env = append(append([]string{}, in.env...), tt.env...)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), tt.want) || strings.Contains(string(out), "goroutine") {
+			t.Errorf("%v: %v %s", tt.args, err, out)
+		}
+		if tt.args[0] == "serve" {
+			for _, v := range []string{"LINOONE_LOG_LEVEL", "LINOONE_BUS_FAULT"} {
+				if !strings.Contains(string(out), v) {
+					t.Errorf("serve does not report every bad variable at once: %s", out)
+				}
+			}
+		}
+	}
+}
