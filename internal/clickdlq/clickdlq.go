@@ -83,13 +83,10 @@ func (q *Queue) DeadLetter(ctx context.Context, d shorturl.DeadLetter) error {
 // raw fact). The rare code points SQS refuses in a body (U+FFFE, U+FFFF), which can
 // only occur inside JSON strings, are written as \u escapes: the same JSON value.
 func Marshal(d shorturl.DeadLetter) (string, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(d); err != nil {
-		return "", fmt.Errorf("encode dead letter: %w", err)
+	b, err := d.Encode()
+	if err != nil {
+		return "", err
 	}
-	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if !bytes.ContainsAny(b, "\uFFFE\uFFFF") {
 		return string(b), nil
 	}

@@ -296,7 +296,7 @@ func TestFactSchemaAndParserRejectHandMadeFacts(t *testing.T) {
 func TestDeadLetter(t *testing.T) {
 	f, _ := shorturl.BuildClickFact(testURL, testVisit, testEventID)
 	d := shorturl.NewDeadLetter(f, testVisit.At, 1, errors.New("PutEvents: FailedEntryCount=1 (InternalFailure)"))
-	b, err := json.Marshal(d)
+	b, err := d.Encode()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,6 +304,16 @@ func TestDeadLetter(t *testing.T) {
 	schematest.MustValidate(t, schematest.ClickDLQ, b)
 	if d := shorturl.NewDeadLetter(f, testVisit.At, 0, nil); d.Reason == "" || d.Attempts != 1 {
 		t.Fatalf("dead letter without a reason: %+v", d)
+	}
+	amp := testURL
+	amp.Target = "https://example.com/a?b=<c>&d=e"
+	fa, _ := shorturl.BuildClickFact(amp, testVisit, testEventID)
+	enc, err := shorturl.NewDeadLetter(fa, testVisit.At, 1, errors.New("x")).Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, got, err := shorturl.ParseDeadLetter(enc); err != nil || !bytes.Equal(got.Detail, fa.Detail) {
+		t.Fatalf("the fact did not survive the dead letter byte for byte: %v\n%s\n%s", err, got.Detail, fa.Detail)
 	}
 	back, fact, err := shorturl.ParseDeadLetter(b)
 	if err != nil {

@@ -144,6 +144,19 @@ func NewDeadLetter(f Fact, at time.Time, attempts int, reason error) DeadLetter 
 	return DeadLetter{GraphFact: f.Detail, FailedAt: at.UTC().Format(effectiveAtLayout), Attempts: max(attempts, 1), Reason: why}
 }
 
+// Encode is the dead letter's JSON with the graph fact byte for byte as it was built:
+// encoding/json would otherwise HTML-escape "&", "<" and ">" inside the raw fact, and a
+// replay would publish other bytes than the ones that failed.
+func (d DeadLetter) Encode() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(d); err != nil {
+		return nil, fmt.Errorf("encode dead letter: %w", err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
 // ParseDeadLetter reads a DLQ message body and the fact inside it.
 func ParseDeadLetter(body []byte) (DeadLetter, Fact, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))

@@ -24,8 +24,11 @@ resource "aws_apigatewayv2_api" "this" {
 
   lifecycle {
     precondition {
-      condition     = !(var.custom_domain_routable && var.custom_domain_name != "") || var.custom_domain_certificate_arn != ""
-      error_message = "custom_domain_routable is true for ${var.custom_domain_name} but custom_domain_certificate_arn is empty: give the ACM certificate ARN for the domain."
+      # Routable without a certificate is the CloudFront case: the distribution
+      # terminates TLS and forwards the short-link path here, so no API Gateway
+      # domain is created. Routable without a name is meaningless.
+      condition     = !var.custom_domain_routable || var.custom_domain_name != ""
+      error_message = "custom_domain_routable is true but custom_domain_name is empty: run linoone discover and pass the variables it prints."
     }
   }
 }

@@ -1,0 +1,339 @@
+package discovery
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/linoone/linoone/internal/discovery/awsfacts"
+	"github.com/linoone/linoone/internal/discovery/dnscheck"
+)
+
+// Exit codes of `linoone discover`.
+const (
+	ExitReady          = 0
+	ExitError          = 1
+	ExitActionRequired = 2
+)
+
+// EndpointEnv overrides the base endpoint of every AWS client.
+const EndpointEnv = "LINOONE_DISCOVERY_ENDPOINT_URL"
+
+// runTimeout bounds a whole discovery run.
+const runTimeout = 2 * time.Minute
+
+// ErrUsage marks bad command-line input.
+var ErrUsage = errors.New("usage")
+
+// The ports Main consumes; awsfacts and dnscheck implement them.
+type (
+	factSource interface {
+		Collect(ctx context.Context, q awsfacts.Query) (awsfacts.Snapshot, error)
+	}
+	nameResolver interface {
+		Resolve(ctx context.Context, name string) (dnscheck.Resolution, error)
+		Zone(ctx context.Context, name string) (dnscheck.Zone, error)
+	}
+	prober interface {
+		Probe(ctx context.Context, url string) dnscheck.ProbeResult
+	}
+)
+
+var (
+	_ factSource   = (*awsfacts.Collector)(nil)
+	_ nameResolver = (*dnscheck.Resolver)(nil)
+	_ prober       = (*dnscheck.Prober)(nil)
+)
+
+// Main runs `linoone discover`. args are the arguments after the subcommand
+// (a leading "discover" is tolerated). It prints a report (or JSON with
+// --json) on stdout and returns ExitReady, ExitActionRequired or ExitError;
+// errors are one line on stderr. Nothing is written to AWS.
+func Main(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	return run(ctx, args, getenv, stdout, stderr, dnscheck.NewProber(nil))
+}
+
+// run is Main with the HTTPS prober injected.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, p prober) int {
+	o, err := parseArgs(args, getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, usage)
+		return ExitReady
+	}
+	if err != nil {
+		// errors.Join puts one error per line; each stays one line.
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(stderr, "linoone discover: %s\n", oneLine(line))
+		}
+		return ExitError
+	}
+	ctx, cancel := context.WithTimeout(ctx, runTimeout)
+	defer cancel()
+
+	cfg, err := awsfacts.LoadConfig(ctx, o.aws)
+	if err != nil {
+		fmt.Fprintf(stderr, "linoone discover: %s\n", oneLine(err.Error()))
+		return ExitError
+	}
+	server := o.dnsServer
+	if server == "" && o.domain != "" {
+		if server, err = dnscheck.SystemServer(dnscheck.DefaultResolvConf); err != nil {
+			fmt.Fprintf(stderr, "linoone discover: %s (use --dns-server host:port)\n", oneLine(err.Error()))
+			return ExitError
+		}
+	}
+	facts, err := gather(ctx, o, awsfacts.New(cfg, o.endpoint), dnscheck.NewResolver(server, 0), p)
+	if err != nil {
+		fmt.Fprintf(stderr, "linoone discover: %s\n", oneLine(err.Error()))
+		return ExitError
+	}
+	d := Decide(facts)
+	if o.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(d); err != nil {
+			fmt.Fprintf(stderr, "linoone discover: write json: %s\n", oneLine(err.Error()))
+			return ExitError
+		}
+	} else {
+		writeReport(stdout, d)
+	}
+	if d.ActionRequired {
+		return ExitActionRequired
+	}
+	return ExitReady
+}
+
+type options struct {
+	domain    string
+	region    string
+	bus       string
+	apiID     string
+	token     string
+	prefix    string
+	dnsServer string
+	sandbox   bool
+	json      bool
+	endpoint  string
+	aws       awsfacts.Settings
+}
+
+const usage = `usage: linoone discover [--domain NAME] --region REGION [--bus NAME|ARN]
+                        [--resolver-api-id ID] [--probe-token TOKEN] [--path-prefix P]
+                        [--sandbox] [--json] [--dns-server HOST:PORT]
+
+Read-only infrastructure discovery before any custom-domain or bus decision
+(rules/infrastructure-discovery.md). Exit 0: ready; 2: a person must act; 1: error.
+
+  --domain           custom domain for short URLs (omit for the API endpoint)
+  --region           AWS region of the resolver API (default $AWS_REGION)
+  --bus              shared EventBridge bus name or ARN
+  --resolver-api-id  API Gateway id of the resolver HTTP API, once deployed
+  --probe-token      send GET https://<domain>/<token> and expect the resolver's 302 or 404
+                     (an unknown token answers 404 and records no click)
+  --path-prefix      path segment in front of tokens, when the domain's router needs one
+  --sandbox          allow creating the bus when it does not exist
+  --json             machine-readable output
+  --dns-server       DNS server to ask (default: first nameserver of /etc/resolv.conf)
+
+Environment: AWS credentials as usual (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/
+AWS_SESSION_TOKEN or AWS_PROFILE), AWS_MAX_ATTEMPTS, and
+LINOONE_DISCOVERY_ENDPOINT_URL to send every AWS call to another endpoint.
+`
+
+// parseArgs reads and validates flags and environment, reporting every
+// problem at once.
+func parseArgs(args []string, getenv func(string) string) (options, error) {
+	if len(args) > 0 && args[0] == "discover" {
+		args = args[1:]
+	}
+	var o options
+	fs := flag.NewFlagSet("discover", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.domain, "domain", "", "")
+	fs.StringVar(&o.region, "region", "", "")
+	fs.StringVar(&o.bus, "bus", "", "")
+	fs.StringVar(&o.apiID, "resolver-api-id", "", "")
+	fs.StringVar(&o.token, "probe-token", "", "")
+	fs.StringVar(&o.prefix, "path-prefix", "", "")
+	fs.StringVar(&o.dnsServer, "dns-server", "", "")
+	fs.BoolVar(&o.sandbox, "sandbox", false, "")
+	fs.BoolVar(&o.json, "json", false, "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return options{}, err
+		}
+		return options{}, fmt.Errorf("%w: %w (see --help)", ErrUsage, err)
+	}
+	var errs []error
+	if fs.NArg() > 0 {
+		errs = append(errs, fmt.Errorf("%w: unexpected argument %q (see --help)", ErrUsage, fs.Arg(0)))
+	}
+	if o.region == "" {
+		o.region = getenv("AWS_REGION")
+	}
+	if o.region == "" {
+		errs = append(errs, fmt.Errorf("%w: --region is required", ErrUsage))
+	} else if err := ValidateRegion(o.region); err != nil {
+		errs = append(errs, err)
+	}
+	if o.domain != "" {
+		name, err := ParseDomain(o.domain)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		o.domain = name
+	}
+	if o.bus != "" && o.region != "" {
+		if err := ValidateBus(o.bus, o.region); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if o.apiID != "" {
+		if err := ValidateAPIID(o.apiID); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if o.token != "" {
+		if err := ValidateToken(o.token); err != nil {
+			errs = append(errs, err)
+		}
+		if o.domain == "" {
+			errs = append(errs, fmt.Errorf("%w: --probe-token needs --domain", ErrUsage))
+		}
+	}
+	if o.prefix != "" {
+		if err := ValidatePrefix(o.prefix); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if o.sandbox && o.bus == "" {
+		errs = append(errs, fmt.Errorf("%w: --sandbox needs --bus NAME (the bus the sandbox creates when it is missing)", ErrUsage))
+	}
+	if o.dnsServer != "" {
+		if err := ValidateServer(o.dnsServer); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if o.endpoint = getenv(EndpointEnv); o.endpoint != "" {
+		if u, err := url.Parse(o.endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("%w: %s=%q is not an http(s) URL", ErrUsage, EndpointEnv, o.endpoint))
+		}
+	}
+	o.aws = awsfacts.Settings{
+		Region:          o.region,
+		AccessKeyID:     getenv("AWS_ACCESS_KEY_ID"),
+		SecretAccessKey: getenv("AWS_SECRET_ACCESS_KEY"),
+		SessionToken:    getenv("AWS_SESSION_TOKEN"),
+		Profile:         getenv("AWS_PROFILE"),
+	}
+	if v := getenv("AWS_MAX_ATTEMPTS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 20 {
+			errs = append(errs, fmt.Errorf("%w: AWS_MAX_ATTEMPTS=%q must be a whole number from 1 to 20", ErrUsage, v))
+		}
+		o.aws.MaxAttempts = n
+	}
+	return o, errors.Join(errs...)
+}
+
+// gather collects the facts: AWS first, then public DNS, then the probe.
+func gather(ctx context.Context, o options, aws factSource, dns nameResolver, p prober) (Facts, error) {
+	snap, err := aws.Collect(ctx, awsfacts.Query{Domain: o.domain, ResolverAPIID: o.apiID, Bus: o.bus})
+	if err != nil {
+		return Facts{}, err
+	}
+	f := factsFromSnapshot(snap)
+	f.Domain, f.Region, f.ResolverAPIID = o.domain, o.region, o.apiID
+	f.PathPrefix, f.ProbeToken, f.Sandbox = o.prefix, o.token, o.sandbox
+	if o.bus != "" && f.Bus.Requested == "" {
+		f.Bus.Requested = o.bus
+	}
+	if o.domain == "" {
+		return f, nil
+	}
+	res, err := dns.Resolve(ctx, o.domain)
+	if err != nil {
+		return Facts{}, fmt.Errorf("public dns: %w", err)
+	}
+	f.PublicDNS = Resolution(res)
+	zone, err := dns.Zone(ctx, o.domain)
+	if err != nil {
+		return Facts{}, fmt.Errorf("public dns: %w", err)
+	}
+	f.PublicZone = PublicZone(zone)
+	f.TargetDNS = map[string]Resolution{}
+	for _, d := range f.APIDomains {
+		if d.Target == "" {
+			continue
+		}
+		if _, done := f.TargetDNS[d.Target]; done {
+			continue
+		}
+		res, err := dns.Resolve(ctx, d.Target)
+		if err != nil {
+			return Facts{}, fmt.Errorf("public dns: %w", err)
+		}
+		f.TargetDNS[d.Target] = Resolution(res)
+	}
+	if o.token != "" {
+		probeURL := "https://" + o.domain + "/" + prefixPath(o.prefix) + o.token
+		if f.PublicDNS.NXDomain || len(f.PublicDNS.Addresses) == 0 {
+			f.Probe = &Probe{URL: probeURL, Err: "not sent: the domain has no address in public DNS"}
+		} else {
+			pr := p.Probe(ctx, probeURL)
+			f.Probe = &Probe{URL: pr.URL, Status: pr.Status, Location: pr.Location, RequestID: pr.RequestID, Err: oneLine(pr.Err)}
+		}
+	}
+	return f, nil
+}
+
+func factsFromSnapshot(s awsfacts.Snapshot) Facts {
+	var f Facts
+	for _, z := range s.HostedZones {
+		hz := HostedZone{ID: z.ID, Name: z.Name, NameServers: z.NameServers}
+		for _, r := range z.Records {
+			hz.Records = append(hz.Records, RecordSet(r))
+		}
+		f.HostedZones = append(f.HostedZones, hz)
+	}
+	for _, d := range s.Distributions {
+		dist := Distribution{ID: d.ID, DomainName: d.DomainName, Status: d.Status, Enabled: d.Enabled, Aliases: d.Aliases, DefaultOriginID: d.DefaultOriginID}
+		for _, o := range d.Origins {
+			dist.Origins = append(dist.Origins, Origin(o))
+		}
+		for _, b := range d.Behaviors {
+			dist.Behaviors = append(dist.Behaviors, Behavior(b))
+		}
+		f.Distributions = append(f.Distributions, dist)
+	}
+	for _, d := range s.APIDomains {
+		dom := APIDomain{Name: d.Name, Target: d.Target, TargetZoneID: d.TargetZoneID, EndpointType: d.EndpointType, Status: d.Status, CertificateARN: d.CertificateARN, IPAddressType: d.IPAddressType}
+		for _, m := range d.Mappings {
+			dom.Mappings = append(dom.Mappings, APIMapping(m))
+		}
+		f.APIDomains = append(f.APIDomains, dom)
+	}
+	if s.ResolverAPI != nil {
+		api := API(*s.ResolverAPI)
+		f.ResolverAPI = &api
+	}
+	for _, c := range s.Certificates {
+		f.Certificates = append(f.Certificates, Certificate(c))
+	}
+	if s.Bus != nil {
+		f.Bus = Bus(*s.Bus)
+	}
+	return f
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

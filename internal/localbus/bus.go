@@ -1,0 +1,500 @@
+package localbus
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/linoone/linoone/internal/shorturl"
+)
+
+// FaultAlways makes every Publish fail as a PutEvents entry failure would
+// (LINOONE_BUS_FAULT=always).
+const FaultAlways = "always"
+
+const (
+	defaultRegion      = "us-east-1"
+	defaultSegmentSize = 64 << 20
+	defaultMaxPending  = 64 << 20
+	maxRetainedBuffer  = 4 << 20
+	eventAccount       = "000000000000"
+)
+
+var (
+	// ErrRejected reports an entry the bus refused, as PutEvents reports an entry
+	// with FailedEntryCount=1. Nothing was journaled.
+	ErrRejected = errors.New("bus rejected the entry")
+	// ErrClosed reports a Publish on a closed Bus.
+	ErrClosed = errors.New("bus is closed")
+	// ErrBacklog reports a Publish refused because too many bytes already wait for
+	// the journal writer (the disk cannot keep up).
+	ErrBacklog = errors.New("bus backlog is full")
+)
+
+// BusOptions configures a Bus.
+type BusOptions struct {
+	Fault       string           // "" or FaultAlways
+	Region      string           // the events' region; default us-east-1
+	Now         func() time.Time // default time.Now
+	Logger      *slog.Logger     // default: discard
+	SegmentSize int64            // journal segment roll size; default 64 MiB
+	MaxPending  int              // bytes waiting for the writer; default 64 MiB
+}
+
+// BusStats counts what a Bus did since it was opened.
+type BusStats struct {
+	Publishes int64 // Publish calls that returned nil
+	Records   int64 // records written to the journal
+	Batches   int64 // batches written, one write(2) each
+	Fsyncs    int64 // journal fsyncs, one per batch
+	MaxBatch  int64 // most records written in one batch
+}
+
+// Bus is the durable local event bus. It is safe for concurrent use.
+type Bus struct {
+	journal string
+	opts    BusOptions
+	log     *slog.Logger
+	tab     *crc32.Table
+	lock    *fileLock
+	enc     sync.Pool
+
+	mu     sync.Mutex
+	cur    *batch
+	closed bool
+
+	kick      chan struct{}
+	stop      chan struct{}
+	done      chan struct{}
+	notify    chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+
+	// Owned by the writer goroutine (and OpenBus before it starts).
+	seg     uint64
+	next    string // path of segment seg+1, whose existence means seg was rolled
+	f       *os.File
+	end     int64 // end of the whole frames in f as last seen under the lock; -1: unknown
+	spare   []byte
+	scratch []byte // reads other writers' records to check the tail
+
+	publishes, records, batches, fsyncs, maxBatch atomic.Int64
+}
+
+// batch is the records waiting for one write and one fsync. Publishers wait on done,
+// then read err.
+type batch struct {
+	buf  []byte
+	n    int
+	done chan struct{}
+	err  error
+}
+
+type encoder struct {
+	buf []byte
+	rnd [16]byte
+	tmp bytes.Buffer
+}
+
+var _ shorturl.Publisher = (*Bus)(nil)
+
+// OpenBus opens (creating it if needed) the bus in dir, truncates a torn journal
+// tail left by a crash, and starts the journal writer.
+func OpenBus(dir string, opts BusOptions) (*Bus, error) {
+	if opts.Fault != "" && opts.Fault != FaultAlways {
+		return nil, fmt.Errorf("open bus: fault %q is not %q or empty", opts.Fault, FaultAlways)
+	}
+	if opts.Region == "" {
+		opts.Region = defaultRegion
+	}
+	if !isRegion(opts.Region) {
+		return nil, fmt.Errorf("open bus: region %q is not a region name", opts.Region)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.SegmentSize <= 0 {
+		opts.SegmentSize = defaultSegmentSize
+	}
+	if opts.MaxPending <= 0 {
+		opts.MaxPending = defaultMaxPending
+	}
+	journal := filepath.Join(dir, journalDir)
+	if err := os.MkdirAll(journal, 0o755); err != nil {
+		return nil, fmt.Errorf("open bus: %w", err)
+	}
+	lock, err := openLock(filepath.Join(dir, journalLock))
+	if err != nil {
+		return nil, fmt.Errorf("open bus: %w", err)
+	}
+	b := &Bus{
+		journal: journal,
+		opts:    opts,
+		log:     opts.Logger,
+		tab:     crcTable(),
+		lock:    lock,
+		cur:     &batch{done: make(chan struct{})},
+		kick:    make(chan struct{}, 1),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+		notify:  make(chan struct{}, 1),
+		end:     -1,
+	}
+	b.enc.New = func() any { return &encoder{buf: make([]byte, 0, 2048)} }
+	if err := b.recover(); err != nil {
+		_ = lock.close()
+		return nil, fmt.Errorf("open bus %s: %w", dir, err)
+	}
+	go b.run()
+	return b, nil
+}
+
+// recover finds the active segment and cuts a torn tail, under the lock.
+func (b *Bus) recover() error {
+	if err := b.lock.lock(); err != nil {
+		return err
+	}
+	err := b.prepare(0)
+	if uerr := b.lock.unlock(); err == nil {
+		err = uerr
+	}
+	if err != nil && b.f != nil {
+		_ = b.f.Close()
+	}
+	return err
+}
+
+// Close writes what is pending, stops the writer and closes the journal. Publish
+// fails with ErrClosed afterwards.
+func (b *Bus) Close() error {
+	b.closeOnce.Do(func() {
+		b.mu.Lock()
+		b.closed = true
+		b.mu.Unlock()
+		close(b.stop)
+		<-b.done
+		var errs []error
+		if b.f != nil {
+			if err := b.f.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("close journal segment: %w", err))
+			}
+		}
+		if err := b.lock.close(); err != nil {
+			errs = append(errs, err)
+		}
+		b.closeErr = errors.Join(errs...)
+	})
+	return b.closeErr
+}
+
+// Notify returns a channel that receives after each batch is journaled, for an
+// in-process Consumer (ConsumerOptions.Notify). Wake-ups coalesce.
+func (b *Bus) Notify() <-chan struct{} { return b.notify }
+
+// Stats returns the bus's counters.
+func (b *Bus) Stats() BusStats {
+	return BusStats{
+		Publishes: b.publishes.Load(),
+		Records:   b.records.Load(),
+		Batches:   b.batches.Load(),
+		Fsyncs:    b.fsyncs.Load(),
+		MaxBatch:  b.maxBatch.Load(),
+	}
+}
+
+// Publish journals the fact as an EventBridge GraphFactProduced event. It returns nil
+// only once the event is written and fsync'ed (with other publishers' events: group
+// commit). If ctx ends first it returns ctx's error, and the event may still be
+// journaled and delivered (consumers dedupe by idempotency key).
+func (b *Bus) Publish(ctx context.Context, f shorturl.Fact) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("publish %s: %w", f.IdempotencyKey, err)
+	}
+	if b.opts.Fault == FaultAlways {
+		return fmt.Errorf("publish %s: %w: PutEvents FailedEntryCount=1, entry 0 ErrorCode=InternalFailure "+
+			"(fault injected by LINOONE_BUS_FAULT=always)", f.IdempotencyKey, ErrRejected)
+	}
+	e := b.enc.Get().(*encoder)
+	frame, err := e.encode(f.Detail, b.opts.Now(), b.opts.Region, b.tab)
+	if err != nil {
+		b.enc.Put(e)
+		return fmt.Errorf("publish %s: %w", f.IdempotencyKey, err)
+	}
+	b.mu.Lock()
+	bt := b.cur
+	switch {
+	case b.closed:
+		err = ErrClosed
+	case len(bt.buf) > 0 && len(bt.buf)+len(frame) > b.opts.MaxPending:
+		err = ErrBacklog
+	default:
+		bt.buf = append(bt.buf, frame...)
+		bt.n++
+	}
+	b.mu.Unlock()
+	b.enc.Put(e)
+	if err != nil {
+		return fmt.Errorf("publish %s: %w", f.IdempotencyKey, err)
+	}
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
+	select {
+	case <-bt.done:
+		if bt.err != nil {
+			return fmt.Errorf("publish %s: %w", f.IdempotencyKey, bt.err)
+		}
+		b.publishes.Add(1)
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("publish %s: not acknowledged, the event may still be journaled: %w", f.IdempotencyKey, ctx.Err())
+	}
+}
+
+// encode frames the EventBridge event that carries detail. The result aliases e.buf.
+func (e *encoder) encode(detail []byte, now time.Time, region string, tab *crc32.Table) ([]byte, error) {
+	detail = bytes.TrimSpace(detail)
+	if len(detail) == 0 || detail[0] != '{' || !json.Valid(detail) {
+		return nil, fmt.Errorf("%w: detail is not a JSON object", ErrRejected)
+	}
+	if bytes.ContainsAny(detail, "\r\n") { // keep one event per line in facts.jsonl
+		e.tmp.Reset()
+		if err := json.Compact(&e.tmp, detail); err != nil {
+			return nil, fmt.Errorf("%w: compact detail: %v", ErrRejected, err)
+		}
+		detail = e.tmp.Bytes()
+	}
+	if _, err := rand.Read(e.rnd[:]); err != nil {
+		return nil, fmt.Errorf("event id: %w", err)
+	}
+	e.rnd[6] = e.rnd[6]&0x0f | 0x40 // version 4
+	e.rnd[8] = e.rnd[8]&0x3f | 0x80 // RFC 4122 variant
+	b := append(e.buf[:0], make([]byte, frameHeader)...)
+	b = append(b, `{"version":"0","id":"`...)
+	b = appendUUID(b, &e.rnd)
+	b = append(b, `","detail-type":"`+shorturl.FactDetailType+`","source":"`+shorturl.FactSource+
+		`","account":"`+eventAccount+`","time":"`...)
+	b = now.UTC().AppendFormat(b, "2006-01-02T15:04:05Z")
+	b = append(b, `","region":"`...)
+	b = append(b, region...) // checked by isRegion: nothing to escape
+	b = append(b, `","resources":[],"detail":`...)
+	b = append(b, detail...)
+	b = append(b, '}')
+	e.buf = b
+	payload := b[frameHeader:]
+	if len(payload) > maxPayload {
+		return nil, fmt.Errorf("%w: event is %d bytes, more than %d", ErrRejected, len(payload), maxPayload)
+	}
+	binary.LittleEndian.PutUint32(b, uint32(len(payload)))
+	binary.LittleEndian.PutUint32(b[4:], crc32.Checksum(payload, tab))
+	return b, nil
+}
+
+func appendUUID(b []byte, u *[16]byte) []byte {
+	const hexDigits = "0123456789abcdef"
+	for i, c := range u {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			b = append(b, '-')
+		}
+		b = append(b, hexDigits[c>>4], hexDigits[c&0xf])
+	}
+	return b
+}
+
+func isRegion(s string) bool {
+	if len(s) > 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// run is the journal writer: one batch at a time, one write and one fsync each.
+func (b *Bus) run() {
+	defer close(b.done)
+	for {
+		select {
+		case <-b.kick:
+			b.flush()
+		case <-b.stop:
+			b.flush()
+			return
+		}
+	}
+}
+
+func (b *Bus) flush() {
+	b.mu.Lock()
+	bt := b.cur
+	if bt.n == 0 {
+		b.mu.Unlock()
+		return
+	}
+	b.cur = &batch{buf: b.spare[:0], done: make(chan struct{})}
+	b.mu.Unlock()
+
+	err := b.commit(bt.buf) // the publishers handle (and log) an error
+	if err == nil {
+		b.records.Add(int64(bt.n))
+		for m := b.maxBatch.Load(); int64(bt.n) > m && !b.maxBatch.CompareAndSwap(m, int64(bt.n)); m = b.maxBatch.Load() {
+		}
+	}
+	buf := bt.buf
+	bt.err = err
+	close(bt.done)
+	if cap(buf) <= maxRetainedBuffer {
+		b.spare = buf[:0]
+	} else {
+		b.spare = nil
+	}
+	if err == nil {
+		select {
+		case b.notify <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// commit appends buf to the active segment and syncs it, under the journal lock.
+func (b *Bus) commit(buf []byte) error {
+	if err := b.lock.lock(); err != nil {
+		return err
+	}
+	err := b.appendLocked(buf)
+	if uerr := b.lock.unlock(); uerr != nil {
+		// The batch is durable; only other writers are affected.
+		b.log.Error("journal unlock failed", "err", uerr)
+	}
+	return err
+}
+
+func (b *Bus) appendLocked(buf []byte) error {
+	if err := b.prepare(len(buf)); err != nil {
+		return err
+	}
+	start := b.end
+	b.batches.Add(1)
+	if _, err := b.f.Write(buf); err != nil {
+		// Cut a partial batch so that the next record starts on a frame boundary.
+		if terr := b.f.Truncate(start); terr != nil {
+			b.end = -1
+		}
+		return fmt.Errorf("append to %s: %w", b.f.Name(), err)
+	}
+	if err := b.f.Sync(); err != nil {
+		b.end = -1
+		return fmt.Errorf("fsync %s: %w", b.f.Name(), err)
+	}
+	b.fsyncs.Add(1)
+	b.end = start + int64(len(buf))
+	return nil
+}
+
+// prepare makes b.f the active segment with a clean tail and room for need bytes.
+// It runs under the journal lock: another process may have rolled the segment,
+// appended to it, or died in the middle of a write since this one last looked.
+func (b *Bus) prepare(need int) error {
+	var size int64
+	for {
+		if b.f == nil {
+			if err := b.openLast(); err != nil {
+				return err
+			}
+		}
+		fi, err := b.f.Stat()
+		if err != nil {
+			return fmt.Errorf("stat %s: %w", b.f.Name(), err)
+		}
+		newer, err := exists(b.next)
+		if err != nil {
+			return err
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); newer || (ok && st.Nlink == 0) {
+			_ = b.f.Close() // read-only use from here on: nothing to lose
+			b.f = nil
+			continue
+		}
+		size = fi.Size()
+		break
+	}
+	if size != b.end {
+		from := b.end
+		if from < 0 || from > size {
+			from = 0
+		}
+		valid, err := scanValid(b.f, from, size, b.tab, &b.scratch)
+		if err != nil {
+			return err
+		}
+		if valid < size {
+			if err := b.f.Truncate(valid); err != nil {
+				return fmt.Errorf("truncate torn tail of %s: %w", b.f.Name(), err)
+			}
+			if err := b.f.Sync(); err != nil {
+				return fmt.Errorf("fsync %s: %w", b.f.Name(), err)
+			}
+			b.log.Warn("journal torn tail truncated", "segment", b.f.Name(), "offset", valid, "bytes", size-valid)
+		}
+		b.end = valid
+	}
+	if need > 0 && b.end > 0 && b.end+int64(need) > b.opts.SegmentSize {
+		return b.create(b.seg + 1)
+	}
+	return nil
+}
+
+// openLast opens the newest segment, creating the first one in an empty journal.
+func (b *Bus) openLast() error {
+	segs, err := listSegments(b.journal)
+	if err != nil {
+		return err
+	}
+	if len(segs) == 0 {
+		return b.create(max(b.seg+1, 1))
+	}
+	n := segs[len(segs)-1]
+	f, err := os.OpenFile(segmentPath(b.journal, n), os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("open journal segment: %w", err)
+	}
+	b.f, b.seg, b.end, b.next = f, n, -1, segmentPath(b.journal, n+1)
+	return nil
+}
+
+// create starts segment n and makes it the active one.
+func (b *Bus) create(n uint64) error {
+	f, err := os.OpenFile(segmentPath(b.journal, n), os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("create journal segment: %w", err)
+	}
+	if err := syncDir(b.journal); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if b.f != nil {
+		_ = b.f.Close() // synced after its last batch
+	}
+	b.f, b.seg, b.end, b.next = f, n, 0, segmentPath(b.journal, n+1)
+	return nil
+}

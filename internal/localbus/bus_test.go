@@ -1,0 +1,638 @@
+package localbus
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/linoone/linoone/internal/shorturl"
+)
+
+var uuidV4 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+
+func TestPublishDrainDeliversEachFactOnce(t *testing.T) {
+	dir := t.TempDir()
+	bus := openBus(t, dir, BusOptions{Region: "eu-west-3"})
+	fs := facts(t, 7)
+	publishAll(t, bus, fs)
+
+	ing := &fakeIngester{}
+	c := newConsumer(t, dir, ing, ConsumerOptions{})
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+
+	// One merged document: 3 short URLs (vertices deduped), 7 click edges.
+	if ing.numDocs() != 1 {
+		t.Fatalf("ingest calls = %d, want 1 merged document", ing.numDocs())
+	}
+	if got := len(ing.docs[0].Vertices); got != 3 {
+		t.Errorf("merged vertices = %d, want 3", got)
+	}
+	if err := ing.docs[0].Verify(); err != nil {
+		t.Errorf("merged document: %v", err)
+	}
+	wantEdges := map[string]int{}
+	for _, f := range fs {
+		wantEdges[factEdgeID(t, f)] = 1
+	}
+	if diff := cmp.Diff(wantEdges, ing.edges()); diff != "" {
+		t.Errorf("ingested edges (-want +got):\n%s", diff)
+	}
+
+	lines := readFacts(t, filepath.Join(dir, "facts.jsonl"))
+	if len(lines) != len(fs) {
+		t.Fatalf("facts.jsonl has %d lines, want %d", len(lines), len(fs))
+	}
+	for i, l := range lines {
+		if !bytes.Equal(l.Detail, fs[i].Detail) {
+			t.Errorf("line %d detail differs from the fact detail:\n%s\n%s", i, l.Detail, fs[i].Detail)
+		}
+		if !uuidV4.MatchString(l.ID) {
+			t.Errorf("line %d id %q is not a UUID v4", i, l.ID)
+		}
+		want := factsLine{Version: "0", ID: l.ID, DetailType: "GraphFactProduced", Source: "shorturl",
+			Account: "000000000000", Time: "2026-11-29T10:11:12Z", Region: "eu-west-3", Resources: []string{}, Detail: l.Detail}
+		if diff := cmp.Diff(want, l); diff != "" {
+			t.Errorf("line %d (-want +got):\n%s", i, diff)
+		}
+	}
+
+	seg := segmentFiles(t, dir)
+	st := readOffset(t, dir)
+	wantOff := offsetState{Segment: seg[len(seg)-1], Position: fileSize(t, segmentPath(filepath.Join(dir, journalDir), seg[len(seg)-1])),
+		FactsSize: fileSize(t, filepath.Join(dir, "facts.jsonl"))}
+	if st != wantOff {
+		t.Errorf("offset = %+v, want %+v", st, wantOff)
+	}
+	if s := c.Stats(); s.Delivered != 7 || s.Batches != 1 || s.Invalid != 0 {
+		t.Errorf("consumer stats = %+v", s)
+	}
+
+	// Reopening and draining again delivers nothing new.
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ing2 := &fakeIngester{}
+	c2 := newConsumer(t, dir, ing2, ConsumerOptions{})
+	if err := c2.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	if ing2.calls != 0 {
+		t.Errorf("second drain ingested %d documents, want 0", ing2.calls)
+	}
+	if n := len(readFacts(t, filepath.Join(dir, "facts.jsonl"))); n != 7 {
+		t.Errorf("facts.jsonl has %d lines after the second drain, want 7", n)
+	}
+	// And then delivers what is new.
+	more := facts(t, 2)
+	publishAll(t, bus, more)
+	if err := c2.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(readFacts(t, filepath.Join(dir, "facts.jsonl"))); n != 9 {
+		t.Errorf("facts.jsonl has %d lines, want 9", n)
+	}
+}
+
+func TestDrainSplitsBatches(t *testing.T) {
+	dir := t.TempDir()
+	bus := openBus(t, dir, BusOptions{})
+	fs := facts(t, 25)
+	publishAll(t, bus, fs)
+	ing := &fakeIngester{}
+	c := newConsumer(t, dir, ing, ConsumerOptions{MaxBatch: 10})
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	if ing.numDocs() != 3 {
+		t.Errorf("ingest calls = %d, want 3 (10+10+5)", ing.numDocs())
+	}
+	if n := len(ing.edges()); n != 25 {
+		t.Errorf("edges = %d, want 25", n)
+	}
+}
+
+func TestGroupCommit(t *testing.T) {
+	dir := t.TempDir()
+	bus := openBus(t, dir, BusOptions{})
+	const publishers, each = 32, 20
+	fs := facts(t, publishers*each)
+	var wg sync.WaitGroup
+	errs := make(chan error, len(fs))
+	for p := range publishers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, f := range fs[p*each : (p+1)*each] {
+				if err := bus.Publish(context.Background(), f); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	s := bus.Stats()
+	t.Logf("stats: %+v", s)
+	if s.Publishes != int64(len(fs)) || s.Records != int64(len(fs)) {
+		t.Errorf("publishes %d, records %d, want %d", s.Publishes, s.Records, len(fs))
+	}
+	if s.MaxBatch <= 1 {
+		t.Errorf("max batch = %d: no group commit happened", s.MaxBatch)
+	}
+	if s.Fsyncs >= s.Publishes || s.Fsyncs != s.Batches {
+		t.Errorf("fsyncs = %d, batches = %d, publishes = %d: want one fsync per batch, fewer than publishes",
+			s.Fsyncs, s.Batches, s.Publishes)
+	}
+
+	ing := &fakeIngester{}
+	c := newConsumer(t, dir, ing, ConsumerOptions{})
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	got := keyCounts(t, readFacts(t, filepath.Join(dir, "facts.jsonl")))
+	for _, f := range fs {
+		if got[f.IdempotencyKey] != 1 {
+			t.Fatalf("%s delivered %d times, want 1", f.IdempotencyKey, got[f.IdempotencyKey])
+		}
+	}
+}
+
+func TestPublishContext(t *testing.T) {
+	bus := openBus(t, t.TempDir(), BusOptions{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := bus.Publish(ctx, facts(t, 1)[0]); !errors.Is(err, context.Canceled) {
+		t.Errorf("publish with a canceled ctx = %v, want context.Canceled", err)
+	}
+	if s := bus.Stats(); s.Records != 0 {
+		t.Errorf("records = %d, want 0", s.Records)
+	}
+}
+
+func TestPublishRejectsBadDetail(t *testing.T) {
+	bus := openBus(t, t.TempDir(), BusOptions{})
+	for _, detail := range []string{"", "[1]", `{"a":`, "null"} {
+		err := bus.Publish(context.Background(), shorturl.Fact{IdempotencyKey: "k", Detail: []byte(detail)})
+		if !errors.Is(err, ErrRejected) {
+			t.Errorf("detail %q: err = %v, want ErrRejected", detail, err)
+		}
+	}
+}
+
+func TestPublishAfterClose(t *testing.T) {
+	bus := openBus(t, t.TempDir(), BusOptions{})
+	if err := bus.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.Publish(context.Background(), facts(t, 1)[0]); !errors.Is(err, ErrClosed) {
+		t.Errorf("err = %v, want ErrClosed", err)
+	}
+}
+
+func TestFaultAlways(t *testing.T) {
+	dir := t.TempDir()
+	bus := openBus(t, dir, BusOptions{Fault: FaultAlways})
+	err := bus.Publish(context.Background(), facts(t, 1)[0])
+	if !errors.Is(err, ErrRejected) || !strings.Contains(err.Error(), "FailedEntryCount=1") ||
+		!strings.Contains(err.Error(), "InternalFailure") || !strings.Contains(err.Error(), "rejected") {
+		t.Errorf("err = %v, want an entry rejection with InternalFailure", err)
+	}
+	for _, s := range segmentFiles(t, dir) {
+		if n := fileSize(t, segmentPath(filepath.Join(dir, journalDir), s)); n != 0 {
+			t.Errorf("segment %d has %d bytes, want nothing journaled", s, n)
+		}
+	}
+	if s := bus.Stats(); s.Records != 0 || s.Batches != 0 {
+		t.Errorf("stats = %+v, want nothing written", s)
+	}
+	if _, err := OpenBus(dir, BusOptions{Fault: "sometimes"}); err == nil {
+		t.Error("fault \"sometimes\" accepted")
+	}
+}
+
+// frame frames payload as the journal does.
+func frame(payload string) []byte {
+	return appendFrame(nil, []byte(payload), crc32.MakeTable(crc32.Castagnoli))
+}
+
+func TestTornTailIsIgnoredAndTruncated(t *testing.T) {
+	good := frame(`{"x":1}`)
+	badCRC := bytes.Clone(good)
+	badCRC[len(badCRC)-1] ^= 0xff
+	tests := []struct {
+		name string
+		tail []byte
+	}{
+		{"partial header", good[:5]},
+		{"partial payload", good[:len(good)-3]},
+		{"bad crc", badCRC},
+		{"zero length", make([]byte, 12)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			seg := segmentPath(filepath.Join(dir, journalDir), 1)
+			bus := openBus(t, dir, BusOptions{})
+			fs := facts(t, 6)
+			publishAll(t, bus, fs[:4])
+			if err := bus.Close(); err != nil {
+				t.Fatal(err)
+			}
+			validEnd := fileSize(t, seg)
+			appendBytes(t, seg, tt.tail) // the crash
+
+			ing := &fakeIngester{}
+			c := newConsumer(t, dir, ing, ConsumerOptions{})
+			if err := c.Drain(ctxTimeout(t)); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(ing.edges()); n != 4 {
+				t.Fatalf("delivered %d facts before the torn tail, want 4", n)
+			}
+			if st := readOffset(t, dir); st.Position != validEnd {
+				t.Errorf("offset %d, want %d (the end of the whole records)", st.Position, validEnd)
+			}
+
+			bus2 := openBus(t, dir, BusOptions{}) // the next writer truncates
+			if got := fileSize(t, seg); got != validEnd {
+				t.Errorf("segment size after reopen = %d, want %d", got, validEnd)
+			}
+			publishAll(t, bus2, fs[4:])
+			if err := c.Drain(ctxTimeout(t)); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(ing.edges()); n != 6 {
+				t.Errorf("delivered %d facts, want 6", n)
+			}
+			if s := c.Stats(); s.Invalid != 0 || s.CorruptBytes != 0 {
+				t.Errorf("consumer stats = %+v", s)
+			}
+		})
+	}
+}
+
+// A writer that died mid-write in another process leaves a torn tail while this one
+// keeps running: the next batch truncates it before appending.
+func TestLiveWriterTruncatesTornTailOfAnother(t *testing.T) {
+	dir := t.TempDir()
+	seg := segmentPath(filepath.Join(dir, journalDir), 1)
+	bus := openBus(t, dir, BusOptions{})
+	fs := facts(t, 4)
+	publishAll(t, bus, fs[:2])
+	other := openBus(t, dir, BusOptions{})
+	publishAll(t, other, fs[2:3])
+	appendBytes(t, seg, frame(`{"torn":true}`)[:9])
+	publishAll(t, bus, fs[3:])
+
+	ing := &fakeIngester{}
+	c := newConsumer(t, dir, ing, ConsumerOptions{})
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(ing.edges()); n != 4 {
+		t.Errorf("delivered %d, want 4", n)
+	}
+	if s := c.Stats(); s.CorruptBytes != 0 || s.Invalid != 0 {
+		t.Errorf("consumer stats = %+v: the torn bytes should have been truncated", s)
+	}
+}
+
+// Damage in the middle of a segment (a disk problem) is stepped over, never blocks.
+func TestDamageInTheMiddleIsSteppedOver(t *testing.T) {
+	dir := t.TempDir()
+	seg := segmentPath(filepath.Join(dir, journalDir), 1)
+	bus := openBus(t, dir, BusOptions{})
+	fs := facts(t, 3)
+	publishAll(t, bus, fs)
+	if err := bus.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, n, _ := parseFrame(b, crcTable())
+	_ = first
+	b[n+frameHeader+20] ^= 0xff // flip a byte of the second record
+	if err := os.WriteFile(seg, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ing := &fakeIngester{}
+	c := newConsumer(t, dir, ing, ConsumerOptions{})
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	got := ing.edges()
+	if got[factEdgeID(t, fs[0])] != 1 || got[factEdgeID(t, fs[2])] != 1 || len(got) != 2 {
+		t.Errorf("delivered %v, want the first and third facts", got)
+	}
+	if s := c.Stats(); s.CorruptBytes == 0 {
+		t.Errorf("corrupt bytes not counted: %+v", s)
+	}
+}
+
+func TestInvalidRecordsAreSkipped(t *testing.T) {
+	dir := t.TempDir()
+	bus := openBus(t, dir, BusOptions{})
+	fs := facts(t, 2)
+	publishAll(t, bus, fs[:1])
+	// A well-framed event whose detail is not a click fact, and a record that is
+	// not an event at all.
+	if err := bus.Publish(context.Background(), shorturl.Fact{IdempotencyKey: "x", Detail: []byte(`{"fact_type":"other"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.Close(); err != nil {
+		t.Fatal(err)
+	}
+	appendBytes(t, segmentPath(filepath.Join(dir, journalDir), 1), frame(`{"hello":"world"}`))
+	bus = openBus(t, dir, BusOptions{})
+	publishAll(t, bus, fs[1:])
+
+	ing := &fakeIngester{}
+	c := newConsumer(t, dir, ing, ConsumerOptions{})
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(ing.edges()); n != 2 {
+		t.Errorf("delivered %d facts, want 2", n)
+	}
+	if n := len(readFacts(t, filepath.Join(dir, "facts.jsonl"))); n != 2 {
+		t.Errorf("facts.jsonl has %d lines, want 2", n)
+	}
+	if s := c.Stats(); s.Invalid != 2 {
+		t.Errorf("invalid = %d, want 2", s.Invalid)
+	}
+}
+
+func TestSegmentsRollAndAreDeleted(t *testing.T) {
+	dir := t.TempDir()
+	bus := openBus(t, dir, BusOptions{SegmentSize: 8 << 10})
+	fs := facts(t, 40) // ~1.8 KB each: about ten segments
+	publishAll(t, bus, fs)
+	if n := len(segmentFiles(t, dir)); n < 5 {
+		t.Fatalf("%d segments, want several", n)
+	}
+	ing := &fakeIngester{}
+	c := newConsumer(t, dir, ing, ConsumerOptions{})
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(ing.edges()); n != 40 {
+		t.Errorf("delivered %d, want 40", n)
+	}
+	if segs := segmentFiles(t, dir); len(segs) != 1 {
+		t.Errorf("segments left after drain: %v, want only the active one", segs)
+	}
+	publishAll(t, bus, fs[:1]) // the writer still appends to the right place
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(readFacts(t, filepath.Join(dir, "facts.jsonl"))); n != 41 {
+		t.Errorf("facts lines = %d, want 41", n)
+	}
+}
+
+// Two Bus instances on one dir, as linoone serve and linoone replay are, publish
+// concurrently with small segments while the consumer runs and deletes segments.
+func TestTwoBusesOnOneDir(t *testing.T) {
+	dir := t.TempDir()
+	a := openBus(t, dir, BusOptions{SegmentSize: 16 << 10})
+	b := openBus(t, dir, BusOptions{SegmentSize: 16 << 10})
+	fs := facts(t, 400)
+
+	ing := &fakeIngester{}
+	c := newConsumer(t, dir, ing, ConsumerOptions{PollInterval: 5 * time.Millisecond, Notify: a.Notify()})
+	ctx, cancel := context.WithCancel(context.Background())
+	runDone := make(chan error)
+	go func() { runDone <- c.Run(ctx) }()
+
+	var wg sync.WaitGroup
+	for i, bus := range []*Bus{a, b, a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := i; j < len(fs); j += 4 {
+				if err := bus.Publish(context.Background(), fs[j]); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	cancel()
+	if err := <-runDone; err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	got := keyCounts(t, readFacts(t, filepath.Join(dir, "facts.jsonl")))
+	for _, f := range fs {
+		if got[f.IdempotencyKey] != 1 {
+			t.Fatalf("%s delivered %d times, want 1", f.IdempotencyKey, got[f.IdempotencyKey])
+		}
+	}
+	if s := c.Stats(); s.CorruptBytes != 0 || s.Invalid != 0 {
+		t.Errorf("consumer stats = %+v", s)
+	}
+	if sa, sb := a.Stats(), b.Stats(); sa.Records+sb.Records != int64(len(fs)) {
+		t.Errorf("records %d + %d, want %d", sa.Records, sb.Records, len(fs))
+	}
+}
+
+func TestIngestFailuresRetryWithoutLossOrDuplicates(t *testing.T) {
+	dir := t.TempDir()
+	bus := openBus(t, dir, BusOptions{})
+	fs := facts(t, 5)
+	publishAll(t, bus, fs[:2])
+	ing := &fakeIngester{}
+	c := newConsumer(t, dir, ing, ConsumerOptions{})
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	before := readOffset(t, dir)
+	publishAll(t, bus, fs[2:])
+
+	var offsets []offsetState
+	ing.failures = 3
+	ing.onFail = func() { offsets = append(offsets, readOffset(t, dir)) }
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	for i, st := range offsets {
+		if st != before {
+			t.Errorf("offset during failure %d = %+v, want %+v (not advanced)", i, st, before)
+		}
+	}
+	if len(offsets) != 3 || ing.calls != 5 {
+		t.Errorf("failures seen %d, ingest calls %d; want 3 and 5", len(offsets), ing.calls)
+	}
+	if s := c.Stats(); s.Retries != 3 || s.Delivered != 5 {
+		t.Errorf("stats = %+v", s)
+	}
+	got := keyCounts(t, readFacts(t, filepath.Join(dir, "facts.jsonl")))
+	for _, f := range fs {
+		if got[f.IdempotencyKey] != 1 {
+			t.Errorf("%s in facts.jsonl %d times, want 1", f.IdempotencyKey, got[f.IdempotencyKey])
+		}
+	}
+}
+
+func TestDrainGivesUpWhenContextEnds(t *testing.T) {
+	dir := t.TempDir()
+	bus := openBus(t, dir, BusOptions{})
+	publishAll(t, bus, facts(t, 1))
+	ing := &fakeIngester{failures: 1 << 30}
+	c := newConsumer(t, dir, ing, ConsumerOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := c.Drain(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("drain = %v, want DeadlineExceeded", err)
+	}
+	if st := readOffset(t, dir); st != (offsetState{}) {
+		t.Errorf("offset = %+v, want none saved", st)
+	}
+	if ing.calls > 20 {
+		t.Errorf("%d ingest calls in 50ms: backoff is not working", ing.calls)
+	}
+}
+
+// A crash after the facts were appended but before the offset moved: the batch is
+// delivered again (ingest is idempotent) and facts.jsonl still holds it once.
+func TestRedeliveryAfterCrashKeepsFactsOnce(t *testing.T) {
+	dir := t.TempDir()
+	bus := openBus(t, dir, BusOptions{})
+	fs := facts(t, 6)
+	publishAll(t, bus, fs[:3])
+	ing := &fakeIngester{}
+	c := newConsumer(t, dir, ing, ConsumerOptions{})
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	saved, err := os.ReadFile(filepath.Join(dir, consumerOffset))
+	if err != nil {
+		t.Fatal(err)
+	}
+	publishAll(t, bus, fs[3:])
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The crash: the offset write of the last batch never happened.
+	if err := os.WriteFile(filepath.Join(dir, consumerOffset), saved, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	ing2 := &fakeIngester{}
+	c2 := newConsumer(t, dir, ing2, ConsumerOptions{})
+	if err := c2.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(ing2.edges()); n != 3 {
+		t.Errorf("redelivered %d facts to ingest, want the 3 of the unfinished batch", n)
+	}
+	lines := readFacts(t, filepath.Join(dir, "facts.jsonl"))
+	got := keyCounts(t, lines)
+	if len(lines) != 6 || len(got) != 6 {
+		t.Errorf("facts.jsonl has %d lines, %d keys; want 6 and 6", len(lines), len(got))
+	}
+}
+
+func TestOneConsumerPerDir(t *testing.T) {
+	dir := t.TempDir()
+	newConsumer(t, dir, &fakeIngester{}, ConsumerOptions{})
+	_, err := NewConsumer(dir, ConsumerOptions{Ingester: &fakeIngester{}, FactsPath: filepath.Join(dir, "f.jsonl")})
+	if !errors.Is(err, ErrConsumerRunning) {
+		t.Errorf("second consumer: %v, want ErrConsumerRunning", err)
+	}
+}
+
+func TestRunWakesOnNotify(t *testing.T) {
+	dir := t.TempDir()
+	bus := openBus(t, dir, BusOptions{})
+	ing := &fakeIngester{}
+	c := newConsumer(t, dir, ing, ConsumerOptions{PollInterval: time.Hour, Notify: bus.Notify()})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- c.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	time.Sleep(20 * time.Millisecond) // let Run go idle first
+	publishAll(t, bus, facts(t, 1))
+	waitFor(t, func() bool { return ing.numDocs() == 1 })
+}
+
+func TestRunPollsForOtherProcesses(t *testing.T) {
+	dir := t.TempDir()
+	bus := openBus(t, dir, BusOptions{})
+	ing := &fakeIngester{}
+	c := newConsumer(t, dir, ing, ConsumerOptions{PollInterval: 10 * time.Millisecond}) // no Notify
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- c.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	publishAll(t, bus, facts(t, 2))
+	waitFor(t, func() bool { return len(ing.edges()) == 2 })
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5s")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func BenchmarkPublishParallel(b *testing.B) {
+	for _, par := range []int{1, 16, 128} {
+		b.Run(fmt.Sprintf("goroutines_per_proc=%d", par), func(b *testing.B) {
+			bus := openBus(b, b.TempDir(), BusOptions{Logger: testLogger(b)})
+			f := facts(b, 1)[0]
+			b.SetParallelism(par)
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := bus.Publish(context.Background(), f); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.StopTimer()
+			s := bus.Stats()
+			b.ReportMetric(float64(s.Fsyncs)/float64(s.Publishes), "fsyncs/publish")
+			b.ReportMetric(float64(s.Records)/float64(s.Batches), "records/batch")
+		})
+	}
+}

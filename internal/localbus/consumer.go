@@ -1,0 +1,705 @@
+package localbus
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/linoone/linoone/internal/graphson"
+	"github.com/linoone/linoone/internal/shorturl"
+)
+
+const (
+	consumerLock   = "consumer.lock"
+	consumerOffset = "consumer.offset"
+
+	defaultMaxBatch      = 500
+	defaultPollInterval  = 200 * time.Millisecond
+	defaultMinBackoff    = 100 * time.Millisecond
+	defaultMaxBackoff    = 5 * time.Second
+	defaultIngestTimeout = 10 * time.Second
+	loggedRecordBytes    = 512
+)
+
+var (
+	// ErrConsumerRunning reports a second consumer on one bus directory, or a second
+	// Run or Drain on one Consumer.
+	ErrConsumerRunning = errors.New("another consumer is running on this bus")
+	// ErrInvalidEvent reports a journal record that is not a GraphFactProduced
+	// click event. The consumer logs and skips it.
+	ErrInvalidEvent = errors.New("invalid bus event")
+)
+
+// Ingester takes one GraphSON v3 document into Persist (*persist.Client does).
+type Ingester interface {
+	Ingest(ctx context.Context, doc graphson.Document) error
+}
+
+// ConsumerOptions configures a Consumer.
+type ConsumerOptions struct {
+	Ingester      Ingester        // required: where the facts' GraphSON goes
+	FactsPath     string          // required: the JSONL log of delivered events (facts.jsonl)
+	MaxBatch      int             // most events per ingest; default 500
+	PollInterval  time.Duration   // journal poll for other processes' events; default 200ms
+	MinBackoff    time.Duration   // first retry delay of a failed batch; default 100ms
+	MaxBackoff    time.Duration   // retry delay cap; default 5s
+	IngestTimeout time.Duration   // per ingest call; default 10s
+	Notify        <-chan struct{} // optional: (*Bus).Notify of an in-process Bus
+	Logger        *slog.Logger    // default: discard
+}
+
+// ConsumerStats counts what a Consumer did since it was created.
+type ConsumerStats struct {
+	Delivered    int64 // events ingested and appended to the facts log
+	Batches      int64 // batches committed (offset moved)
+	Invalid      int64 // records skipped as not click events
+	Retries      int64 // failed batch attempts, retried
+	CorruptBytes int64 // damaged journal bytes stepped over
+}
+
+// Consumer delivers the bus's events: one merged ingest per batch, then the facts
+// log, then the offset. One Consumer runs per bus directory (consumer.lock); Run and
+// Drain must not run at the same time (the second gets ErrConsumerRunning).
+type Consumer struct {
+	journal    string
+	offsetPath string
+	opts       ConsumerOptions
+	log        *slog.Logger
+	tab        *crc32.Table
+	self       *fileLock // consumer.lock, held until Close
+	writers    *fileLock // journal.lock, taken shared to read whole batches only
+	facts      *os.File
+	running    sync.Mutex
+
+	seg       uint64 // 0: not positioned yet
+	pos       int64
+	factsSize int64 // size of the facts log that the saved offset accounts for
+	f         *os.File
+	buf       []byte
+	torn      tornMark
+
+	delivered, batches, invalid, retries, corrupt atomic.Int64
+}
+
+// tornMark remembers the torn tail last reported, so that polling logs it once.
+type tornMark struct {
+	seg       uint64
+	pos, size int64
+}
+
+type record struct {
+	pos     int64
+	payload []byte
+}
+
+type offsetState struct {
+	Segment   uint64 `json:"segment"`
+	Position  int64  `json:"position"`
+	FactsSize int64  `json:"facts_size"`
+}
+
+// eventEnvelope is the EventBridge event as journaled by Bus.Publish.
+type eventEnvelope struct {
+	Version    string          `json:"version"`
+	ID         string          `json:"id"`
+	DetailType string          `json:"detail-type"`
+	Source     string          `json:"source"`
+	Account    string          `json:"account"`
+	Time       string          `json:"time"`
+	Region     string          `json:"region"`
+	Resources  []string        `json:"resources"`
+	Detail     json.RawMessage `json:"detail"`
+}
+
+// NewConsumer opens the consumer of the bus in dir: it takes consumer.lock, loads the
+// offset and cuts from the facts log what an unfinished batch wrote (that batch is
+// delivered again).
+func NewConsumer(dir string, opts ConsumerOptions) (*Consumer, error) {
+	if opts.Ingester == nil || opts.FactsPath == "" {
+		return nil, errors.New("new consumer: an ingester and a facts path are required")
+	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = defaultMaxBatch
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = defaultPollInterval
+	}
+	if opts.MinBackoff <= 0 {
+		opts.MinBackoff = defaultMinBackoff
+	}
+	if opts.MaxBackoff < opts.MinBackoff {
+		opts.MaxBackoff = max(defaultMaxBackoff, opts.MinBackoff)
+	}
+	if opts.IngestTimeout <= 0 {
+		opts.IngestTimeout = defaultIngestTimeout
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	c := &Consumer{
+		journal:    filepath.Join(dir, journalDir),
+		offsetPath: filepath.Join(dir, consumerOffset),
+		opts:       opts,
+		log:        opts.Logger,
+		tab:        crcTable(),
+	}
+	if err := c.open(dir); err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("new consumer %s: %w", dir, err)
+	}
+	return c, nil
+}
+
+func (c *Consumer) open(dir string) error {
+	if err := os.MkdirAll(c.journal, 0o755); err != nil {
+		return err
+	}
+	self, err := openLock(filepath.Join(dir, consumerLock))
+	if err != nil {
+		return err
+	}
+	c.self = self
+	held, err := self.tryLock()
+	if err != nil {
+		return err
+	}
+	if held {
+		return ErrConsumerRunning
+	}
+	if c.writers, err = openLock(filepath.Join(dir, journalLock)); err != nil {
+		return err
+	}
+	removeTemps(dir, ".tmp-"+consumerOffset+"-")
+	if err := os.MkdirAll(filepath.Dir(c.opts.FactsPath), 0o755); err != nil {
+		return fmt.Errorf("facts log dir: %w", err)
+	}
+	if c.facts, err = os.OpenFile(c.opts.FactsPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err != nil {
+		return fmt.Errorf("open facts log: %w", err)
+	}
+	fi, err := c.facts.Stat()
+	if err != nil {
+		return fmt.Errorf("stat facts log: %w", err)
+	}
+	st, found, err := c.loadOffset()
+	if err != nil {
+		return err
+	}
+	if !found {
+		c.factsSize = fi.Size()
+		return nil
+	}
+	c.seg, c.pos, c.factsSize = st.Segment, st.Position, st.FactsSize
+	switch {
+	case fi.Size() > c.factsSize:
+		if err := c.cutFacts(); err != nil {
+			return err
+		}
+		c.log.Info("facts log: cut the lines of an unfinished batch; it is delivered again",
+			"facts_path", c.opts.FactsPath, "bytes", fi.Size()-c.factsSize)
+	case fi.Size() < c.factsSize:
+		c.log.Warn("facts log is shorter than the offset records; it was replaced or cut outside linoone",
+			"facts_path", c.opts.FactsPath, "size", fi.Size(), "recorded", c.factsSize)
+		c.factsSize = fi.Size()
+	}
+	// Segments before the offset were read to the end; a crash may have kept them.
+	segs, err := listSegments(c.journal)
+	if err != nil {
+		return err
+	}
+	for _, s := range segs {
+		if s < c.seg {
+			c.removeSegment(s)
+		}
+	}
+	return nil
+}
+
+// Close releases the consumer's files and lock. Run or Drain must have returned.
+func (c *Consumer) Close() error {
+	var errs []error
+	for _, f := range []*os.File{c.f, c.facts} {
+		if f != nil {
+			if err := f.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("close %s: %w", f.Name(), err))
+			}
+		}
+	}
+	c.f, c.facts = nil, nil
+	for _, l := range []*fileLock{c.writers, c.self} {
+		if l != nil {
+			if err := l.close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	c.writers, c.self = nil, nil
+	return errors.Join(errs...)
+}
+
+// Stats returns the consumer's counters.
+func (c *Consumer) Stats() ConsumerStats {
+	return ConsumerStats{
+		Delivered:    c.delivered.Load(),
+		Batches:      c.batches.Load(),
+		Invalid:      c.invalid.Load(),
+		Retries:      c.retries.Load(),
+		CorruptBytes: c.corrupt.Load(),
+	}
+}
+
+// Run delivers events until ctx is done, waking on Notify and polling the journal
+// every PollInterval for other processes' events. A batch in hand when ctx ends gets
+// its current ingest attempt finished but no retry; it is delivered again next time.
+// Run returns nil once ctx is done.
+func (c *Consumer) Run(ctx context.Context) error {
+	if !c.running.TryLock() {
+		return ErrConsumerRunning
+	}
+	defer c.running.Unlock()
+	poll := time.NewTicker(c.opts.PollInterval)
+	defer poll.Stop()
+	backoff := c.opts.MinBackoff
+	for ctx.Err() == nil {
+		n, err := c.step(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err != nil:
+			c.log.Error("consumer cannot read the journal", "err", err, "retry_in", backoff)
+			if !sleep(ctx, backoff) {
+				return nil
+			}
+			backoff = min(backoff*2, c.opts.MaxBackoff)
+			continue
+		case n > 0:
+			backoff = c.opts.MinBackoff
+			continue
+		}
+		backoff = c.opts.MinBackoff
+		select {
+		case <-ctx.Done():
+		case <-c.opts.Notify:
+		case <-poll.C:
+		}
+	}
+	return nil
+}
+
+// Drain delivers everything in the journal now and returns. It fails if ctx ends
+// first (for example while Persist is down) or the journal cannot be read.
+func (c *Consumer) Drain(ctx context.Context) error {
+	if !c.running.TryLock() {
+		return ErrConsumerRunning
+	}
+	defer c.running.Unlock()
+	for {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("drain: %w", err)
+		}
+		n, err := c.step(ctx)
+		if err != nil {
+			return fmt.Errorf("drain: %w", err)
+		}
+		if n == 0 {
+			return nil
+		}
+	}
+}
+
+// step delivers one batch; n is the number of records it consumed, 0 when caught up.
+func (c *Consumer) step(ctx context.Context) (int, error) {
+	recs, end, err := c.fetch()
+	if err != nil || len(recs) == 0 {
+		return 0, err
+	}
+	if err := c.deliver(ctx, recs, end); err != nil {
+		return 0, err
+	}
+	return len(recs), nil
+}
+
+// deliver commits one batch, retrying with capped exponential backoff without moving
+// the offset until it succeeds or ctx ends.
+func (c *Consumer) deliver(ctx context.Context, recs []record, end int64) error {
+	doc, lines, valid := c.assemble(recs)
+	backoff := c.opts.MinBackoff
+	for {
+		err := c.commit(ctx, doc, valid, lines, end)
+		if err == nil {
+			c.delivered.Add(int64(valid))
+			c.batches.Add(1)
+			return nil
+		}
+		c.retries.Add(1)
+		c.log.Warn("consumer batch failed; retrying without moving the offset",
+			"err", err, "events", valid, "retry_in", backoff)
+		if !sleep(ctx, backoff) {
+			return fmt.Errorf("deliver batch of %d events: %w (last error: %v)", valid, ctx.Err(), err)
+		}
+		backoff = min(backoff*2, c.opts.MaxBackoff)
+	}
+}
+
+// assemble validates the records and builds the batch's merged ingest document
+// (vertices and edges deduped by id) and its facts log lines.
+func (c *Consumer) assemble(recs []record) (graphson.Document, []byte, int) {
+	var (
+		doc   graphson.Document
+		lines []byte
+		valid int
+		seen  = make(map[string]struct{}, 2*len(recs))
+	)
+	for _, r := range recs {
+		g, err := parseEvent(r.payload)
+		if err != nil {
+			c.invalid.Add(1)
+			c.log.Error("invalid bus event skipped", "err", err, "segment", segmentName(c.seg), "offset", r.pos,
+				"record", string(r.payload[:min(len(r.payload), loggedRecordBytes)]))
+			continue
+		}
+		valid++
+		for _, v := range g.Vertices {
+			if _, dup := seen[v.ID]; !dup {
+				seen[v.ID] = struct{}{}
+				doc.Vertices = append(doc.Vertices, v)
+			}
+		}
+		for _, e := range g.Edges {
+			if _, dup := seen[e.ID]; !dup {
+				seen[e.ID] = struct{}{}
+				doc.Edges = append(doc.Edges, e)
+			}
+		}
+		if bytes.ContainsAny(r.payload, "\r\n") {
+			var b bytes.Buffer
+			_ = json.Compact(&b, r.payload) // valid JSON: parseEvent decoded it
+			lines = append(lines, b.Bytes()...)
+		} else {
+			lines = append(lines, r.payload...)
+		}
+		lines = append(lines, '\n')
+	}
+	return doc, lines, valid
+}
+
+// parseEvent checks that payload is a GraphFactProduced event carrying a click fact
+// and returns the fact's GraphSON.
+func parseEvent(payload []byte) (graphson.Document, error) {
+	var ev eventEnvelope
+	if err := json.Unmarshal(payload, &ev); err != nil {
+		return graphson.Document{}, fmt.Errorf("%w: %v", ErrInvalidEvent, err)
+	}
+	if ev.DetailType != shorturl.FactDetailType || ev.Source != shorturl.FactSource || ev.ID == "" {
+		return graphson.Document{}, fmt.Errorf("%w: not a %s event from %s", ErrInvalidEvent, shorturl.FactDetailType, shorturl.FactSource)
+	}
+	if _, err := shorturl.ParseFact(ev.Detail); err != nil {
+		return graphson.Document{}, fmt.Errorf("%w: detail: %w", ErrInvalidEvent, err)
+	}
+	var detail struct {
+		GraphSON graphson.Document `json:"graphson"`
+	}
+	if err := json.Unmarshal(ev.Detail, &detail); err != nil {
+		return graphson.Document{}, fmt.Errorf("%w: detail graphson: %v", ErrInvalidEvent, err)
+	}
+	return detail.GraphSON, nil
+}
+
+// commit ingests, appends the facts and syncs them, then moves the offset. Ingest
+// runs to completion even if ctx ends meanwhile (bounded by IngestTimeout).
+func (c *Consumer) commit(ctx context.Context, doc graphson.Document, events int, lines []byte, end int64) error {
+	if len(doc.Vertices)+len(doc.Edges) > 0 {
+		ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.IngestTimeout)
+		err := c.opts.Ingester.Ingest(ictx, doc)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("ingest %d events: %w", events, err)
+		}
+	}
+	size := c.factsSize
+	if len(lines) > 0 {
+		if err := c.appendFacts(lines); err != nil {
+			return err
+		}
+		size += int64(len(lines))
+	}
+	if err := c.saveOffset(offsetState{Segment: c.seg, Position: end, FactsSize: size}); err != nil {
+		return err
+	}
+	c.pos, c.factsSize = end, size
+	return nil
+}
+
+// appendFacts appends lines to the facts log and syncs it, first cutting whatever a
+// failed attempt left past the committed size.
+func (c *Consumer) appendFacts(lines []byte) error {
+	fi, err := c.facts.Stat()
+	if err != nil {
+		return fmt.Errorf("stat facts log: %w", err)
+	}
+	switch {
+	case fi.Size() > c.factsSize:
+		if err := c.cutFacts(); err != nil {
+			return err
+		}
+	case fi.Size() < c.factsSize:
+		c.log.Warn("facts log is shorter than recorded; it was replaced or cut outside linoone",
+			"facts_path", c.opts.FactsPath, "size", fi.Size(), "recorded", c.factsSize)
+		c.factsSize = fi.Size()
+	}
+	if _, err := c.facts.Write(lines); err != nil {
+		return fmt.Errorf("append to facts log: %w", err)
+	}
+	if err := c.facts.Sync(); err != nil {
+		return fmt.Errorf("fsync facts log: %w", err)
+	}
+	return nil
+}
+
+func (c *Consumer) cutFacts() error {
+	if err := c.facts.Truncate(c.factsSize); err != nil {
+		return fmt.Errorf("cut facts log to %d bytes: %w", c.factsSize, err)
+	}
+	if err := c.facts.Sync(); err != nil {
+		return fmt.Errorf("fsync facts log: %w", err)
+	}
+	return nil
+}
+
+func (c *Consumer) loadOffset() (offsetState, bool, error) {
+	b, err := os.ReadFile(c.offsetPath)
+	if errors.Is(err, os.ErrNotExist) {
+		return offsetState{}, false, nil
+	}
+	if err != nil {
+		return offsetState{}, false, fmt.Errorf("read consumer offset: %w", err)
+	}
+	var st offsetState
+	if err := json.Unmarshal(b, &st); err != nil {
+		return offsetState{}, false, fmt.Errorf("consumer offset %s: %w", c.offsetPath, err)
+	}
+	if st.Segment == 0 || st.Position < 0 || st.FactsSize < 0 {
+		return offsetState{}, false, fmt.Errorf("consumer offset %s: %+v is out of range", c.offsetPath, st)
+	}
+	return st, true, nil
+}
+
+func (c *Consumer) saveOffset(st offsetState) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("encode consumer offset: %w", err)
+	}
+	if err := writeFileAtomic(c.offsetPath, append(b, '\n')); err != nil {
+		return fmt.Errorf("save consumer offset: %w", err)
+	}
+	return nil
+}
+
+// fetch reads the next batch of whole records from the current segment, moving to
+// the next segment when this one is read to the end. It reads under the writers'
+// lock taken shared, so it never sees a batch being written: anything that is not a
+// whole, valid frame is damage left by a writer that died (or by the disk).
+func (c *Consumer) fetch() ([]record, int64, error) {
+	if err := c.writers.rlock(); err != nil {
+		return nil, 0, err
+	}
+	defer func() {
+		if err := c.writers.unlock(); err != nil {
+			c.log.Error("journal unlock failed", "err", err)
+		}
+	}()
+	for {
+		if c.f == nil {
+			ok, err := c.openSegment()
+			if err != nil || !ok {
+				return nil, 0, err
+			}
+		}
+		newer, err := exists(segmentPath(c.journal, c.seg+1))
+		if err != nil {
+			return nil, 0, err
+		}
+		fi, err := c.f.Stat()
+		if err != nil {
+			return nil, 0, fmt.Errorf("stat %s: %w", c.f.Name(), err)
+		}
+		size := fi.Size()
+		if c.pos > size {
+			c.log.Error("journal segment is shorter than the consumer offset; reading on from its end",
+				"segment", c.f.Name(), "offset", c.pos, "size", size)
+			c.pos = size
+		}
+		recs, end, st, err := c.read(size)
+		if err != nil || len(recs) > 0 {
+			return recs, end, err
+		}
+		switch {
+		case st == frameEOF && !newer:
+			return nil, 0, nil
+		case st == frameEOF:
+			if err := c.nextSegment(); err != nil {
+				return nil, 0, err
+			}
+		default:
+			moved, err := c.stepOverDamage(size, newer)
+			if err != nil || !moved {
+				return nil, 0, err
+			}
+		}
+	}
+}
+
+// read parses up to MaxBatch whole frames from c.pos.
+func (c *Consumer) read(size int64) ([]record, int64, frameStatus, error) {
+	n := min(int64(readChunk), size-c.pos)
+	if n <= 0 {
+		return nil, c.pos, frameEOF, nil
+	}
+	if c.buf == nil {
+		c.buf = make([]byte, readChunk)
+	}
+	buf := c.buf[:n]
+	if _, err := c.f.ReadAt(buf, c.pos); err != nil && !errors.Is(err, io.EOF) {
+		return nil, c.pos, frameEOF, fmt.Errorf("read %s at %d: %w", c.f.Name(), c.pos, err)
+	}
+	var (
+		recs []record
+		off  int
+		st   frameStatus
+	)
+	for len(recs) < c.opts.MaxBatch {
+		var p []byte
+		var m int
+		if p, m, st = parseFrame(buf[off:], c.tab); st != frameOK {
+			break
+		}
+		recs = append(recs, record{pos: c.pos + int64(off), payload: p})
+		off += m
+	}
+	return recs, c.pos + int64(off), st, nil
+}
+
+// stepOverDamage handles bytes at c.pos that are not a whole valid frame, seen
+// under the writers' lock. A torn tail of the active segment is left for the next
+// writer to truncate; damage followed by valid frames, or at the end of a segment
+// that writers left, is stepped over and logged. moved reports whether reading can
+// go on.
+func (c *Consumer) stepOverDamage(size int64, newer bool) (bool, error) {
+	q, ok, err := findFrame(c.f, c.pos, size, c.tab)
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case ok:
+		c.log.Error("journal damaged; stepping over it to the next valid record",
+			"segment", c.f.Name(), "offset", c.pos, "bytes", q-c.pos)
+		c.corrupt.Add(q - c.pos)
+		c.pos = q
+		return true, nil
+	case newer:
+		c.log.Error("journal damaged up to the end of the segment; moving to the next one",
+			"segment", c.f.Name(), "offset", c.pos, "bytes", size-c.pos)
+		c.corrupt.Add(size - c.pos)
+		return true, c.nextSegment()
+	}
+	if mark := (tornMark{seg: c.seg, pos: c.pos, size: size}); c.torn != mark {
+		c.torn = mark
+		c.log.Warn("journal ends in a torn record; the next writer truncates it",
+			"segment", c.f.Name(), "offset", c.pos, "bytes", size-c.pos)
+	}
+	return false, nil
+}
+
+// openSegment opens the segment at the offset (the first one when starting fresh).
+// ok is false when there is nothing to read yet.
+func (c *Consumer) openSegment() (bool, error) {
+	segs, err := listSegments(c.journal)
+	if err != nil {
+		return false, err
+	}
+	if len(segs) == 0 {
+		return false, nil
+	}
+	if c.seg == 0 {
+		c.seg, c.pos = segs[0], 0
+	}
+	f, err := os.Open(segmentPath(c.journal, c.seg))
+	if errors.Is(err, os.ErrNotExist) {
+		next := segs[0]
+		for _, s := range segs {
+			if s > c.seg {
+				next = s
+				break
+			}
+		}
+		c.log.Error("journal segment at the consumer offset is missing; reading on from another",
+			"segment", segmentName(c.seg), "offset", c.pos, "next", segmentName(next))
+		c.seg, c.pos = next, 0
+		f, err = os.Open(segmentPath(c.journal, c.seg))
+	}
+	if err != nil {
+		return false, fmt.Errorf("open journal segment: %w", err)
+	}
+	c.f = f
+	return true, nil
+}
+
+// nextSegment moves the offset to the start of the next segment and deletes the
+// current one, which is read to the end and which no writer appends to any more.
+func (c *Consumer) nextSegment() error {
+	old := c.seg
+	if err := c.saveOffset(offsetState{Segment: old + 1, FactsSize: c.factsSize}); err != nil {
+		return err
+	}
+	if err := c.f.Close(); err != nil {
+		c.log.Warn("close journal segment", "err", err)
+	}
+	c.f, c.seg, c.pos = nil, old+1, 0
+	c.removeSegment(old)
+	return nil
+}
+
+func (c *Consumer) removeSegment(n uint64) {
+	if err := os.Remove(segmentPath(c.journal, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		c.log.Warn("cannot delete consumed journal segment", "segment", segmentName(n), "err", err)
+		return
+	}
+	if err := syncDir(c.journal); err != nil {
+		c.log.Warn("cannot sync journal dir", "err", err)
+	}
+}
+
+// removeTemps deletes temporary files that a crash left behind.
+func removeTemps(dir, prefix string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), prefix) {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// sleep waits d or until ctx ends; it reports whether the full wait passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

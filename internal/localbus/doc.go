@@ -1,0 +1,53 @@
+// Package localbus is Linoone's local-mode event plumbing: a durable on-disk bus that
+// stands in for EventBridge, the consumer that closes the loop (ingesting each fact's
+// GraphSON into Persist and appending the event to a JSONL log), and a durable click
+// DLQ that stands in for SQS, with replay.
+//
+// # Bus
+//
+// Bus implements shorturl.Publisher. Publish wraps the fact in an EventBridge-shaped
+// event and returns nil only once the event is appended to the journal and fsync'ed.
+// Publishers never write or sync themselves: they hand their framed record to one
+// writer goroutine that writes everything pending in one write(2), syncs once and
+// acknowledges the whole batch (group commit); while it syncs the next batch fills.
+// A publisher whose ctx ends before its acknowledgement gets ctx.Err(), but its record
+// may still be written and delivered: consumers dedupe by idempotency key, as they
+// must on AWS anyway.
+//
+// Several processes (linoone serve and linoone replay) may publish to one bus
+// directory. Each batch is written under flock(LOCK_EX) on journal.lock, appended with
+// O_APPEND, after re-checking under the lock which segment is active and that its
+// tail is a whole record (a writer that died mid-write leaves a torn tail, which the
+// next writer truncates). The lock is held for one batch only.
+//
+// # On-disk layout
+//
+//	<bus dir>/journal.lock                writers' flock, one batch at a time
+//	<bus dir>/journal/000000000001.log    segments, rolled at BusOptions.SegmentSize
+//	<bus dir>/journal/000000000002.log    (default 64 MiB)
+//	<bus dir>/consumer.lock               flock held by the one running Consumer
+//	<bus dir>/consumer.offset             {"segment":…,"position":…,"facts_size":…}
+//	<facts path>                          one EventBridge event per line (facts.jsonl)
+//	<dlq dir>/<failed_at>-<key>.json      one dead letter per file, e.g.
+//	                                      20261129T101112345Z-shorturl_ev_01K….json
+//	<dlq dir>/invalid/                    files that are not dead letters, set aside
+//	<dlq dir>/.replay.lock                flock held by the one running replay
+//
+// A segment is a sequence of records framed as
+//
+//	length uint32 LE | crc32c(payload) uint32 LE | payload (one event's JSON)
+//
+// so a torn tail after a crash is detected, ignored by the consumer and truncated by
+// the next writer. The consumer deletes a segment once it has read it to the end and
+// a newer one exists.
+//
+// # Delivery
+//
+// The consumer is at least once. For each batch it ingests one merged GraphSON
+// document, appends the events to the facts log and fsyncs it, and only then moves
+// its offset (temp file, fsync, rename). A crash before the offset moved redelivers
+// the batch: Persist ingest is idempotent (identity-hashed ids), and the facts log is
+// cut back to the size recorded with the offset before the batch is written again, so
+// the file itself holds each event once; a reader tailing it may still have seen the
+// lines that were cut and must dedupe by idempotency_key.
+package localbus

@@ -1,0 +1,262 @@
+package localbus
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/linoone/linoone/internal/eventid"
+	"github.com/linoone/linoone/internal/graphson"
+	"github.com/linoone/linoone/internal/shorturl"
+)
+
+var fixedNow = time.Date(2026, 11, 29, 10, 11, 12, 345_000_000, time.UTC)
+
+// facts builds n real click facts spread over a few short URLs, so that merged
+// ingest documents share vertices.
+func facts(t testing.TB, n int) []shorturl.Fact {
+	t.Helper()
+	ids := eventid.New()
+	out := make([]shorturl.Fact, n)
+	for i := range out {
+		tok := fmt.Sprintf("Tok%07d", i%3)
+		u := shorturl.ShortURL{Token: shorturl.Token(tok), Path: "http://127.0.0.1:8080/" + tok, Target: "https://example.com/" + tok}
+		id, err := ids.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := shorturl.BuildClickFact(u, shorturl.Visit{IP: "127.0.0.1", UserAgent: "test/1.0", At: fixedNow}, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = f
+	}
+	return out
+}
+
+func testLogger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(bytes.TrimRight(p, "\n")))
+	return len(p), nil
+}
+
+func openBus(t testing.TB, dir string, opts BusOptions) *Bus {
+	t.Helper()
+	if opts.Now == nil {
+		opts.Now = func() time.Time { return fixedNow }
+	}
+	if opts.Logger == nil {
+		opts.Logger = testLogger(t)
+	}
+	b, err := OpenBus(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	return b
+}
+
+func newConsumer(t testing.TB, dir string, ing Ingester, opts ConsumerOptions) *Consumer {
+	t.Helper()
+	opts.Ingester = ing
+	if opts.FactsPath == "" {
+		opts.FactsPath = filepath.Join(dir, "facts.jsonl")
+	}
+	if opts.Logger == nil {
+		opts.Logger = testLogger(t)
+	}
+	if opts.MinBackoff == 0 {
+		opts.MinBackoff = time.Millisecond
+		opts.MaxBackoff = 10 * time.Millisecond
+	}
+	c, err := NewConsumer(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func publishAll(t testing.TB, b *Bus, fs []shorturl.Fact) {
+	t.Helper()
+	for _, f := range fs {
+		if err := b.Publish(context.Background(), f); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// fakeIngester records ingested documents; it fails while failures > 0.
+type fakeIngester struct {
+	mu       sync.Mutex
+	docs     []graphson.Document
+	calls    int
+	failures int
+	onFail   func() // called on each failure, before returning
+}
+
+func (f *fakeIngester) Ingest(_ context.Context, doc graphson.Document) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	if f.failures > 0 {
+		f.failures--
+		if f.onFail != nil {
+			f.onFail()
+		}
+		return errors.New("persist unavailable")
+	}
+	f.docs = append(f.docs, doc)
+	return nil
+}
+
+// edges counts ingested edges by id.
+func (f *fakeIngester) edges() map[string]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	m := map[string]int{}
+	for _, d := range f.docs {
+		for _, e := range d.Edges {
+			m[e.ID]++
+		}
+	}
+	return m
+}
+
+func (f *fakeIngester) numDocs() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.docs)
+}
+
+// factEdgeID is the id of the click edge inside a fact.
+func factEdgeID(t testing.TB, f shorturl.Fact) string {
+	t.Helper()
+	var d struct {
+		GraphSON graphson.Document `json:"graphson"`
+	}
+	if err := json.Unmarshal(f.Detail, &d); err != nil {
+		t.Fatal(err)
+	}
+	return d.GraphSON.Edges[0].ID
+}
+
+type factsLine struct {
+	Version    string          `json:"version"`
+	ID         string          `json:"id"`
+	DetailType string          `json:"detail-type"`
+	Source     string          `json:"source"`
+	Account    string          `json:"account"`
+	Time       string          `json:"time"`
+	Region     string          `json:"region"`
+	Resources  []string        `json:"resources"`
+	Detail     json.RawMessage `json:"detail"`
+}
+
+// readFacts parses facts.jsonl strictly: one event per line.
+func readFacts(t testing.TB, path string) []factsLine {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []factsLine
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<20), 1<<20)
+	for sc.Scan() {
+		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		dec.DisallowUnknownFields()
+		var l factsLine
+		if err := dec.Decode(&l); err != nil {
+			t.Fatalf("facts line %d: %v\n%s", len(out)+1, err, sc.Bytes())
+		}
+		out = append(out, l)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// keyCounts counts facts lines by idempotency key.
+func keyCounts(t testing.TB, lines []factsLine) map[string]int {
+	t.Helper()
+	m := map[string]int{}
+	for _, l := range lines {
+		f, err := shorturl.ParseFact(l.Detail)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[f.IdempotencyKey]++
+	}
+	return m
+}
+
+func readOffset(t testing.TB, dir string) offsetState {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, consumerOffset))
+	if errors.Is(err, os.ErrNotExist) {
+		return offsetState{}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st offsetState
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func segmentFiles(t testing.TB, dir string) []uint64 {
+	t.Helper()
+	segs, err := listSegments(filepath.Join(dir, journalDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return segs
+}
+
+func fileSize(t testing.TB, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+func appendBytes(t testing.TB, path string, b []byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ctxTimeout(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
