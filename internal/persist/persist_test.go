@@ -1,0 +1,230 @@
+package persist_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
+	"github.com/linoone/linoone/internal/graphson"
+	"github.com/linoone/linoone/internal/hotset"
+	"github.com/linoone/linoone/internal/localpersist"
+	"github.com/linoone/linoone/internal/persist"
+	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/shorturl/storetest"
+)
+
+// startLocalPersist serves local Persist on a real loopback HTTP server.
+func startLocalPersist(t *testing.T) string {
+	t.Helper()
+	st, err := localpersist.Open(context.Background(), filepath.Join(t.TempDir(), "persist.db"), localpersist.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(st.Handler())
+	t.Cleanup(func() { srv.Close(); _ = st.Close() })
+	return srv.URL
+}
+
+func newClient(t *testing.T, base string, inline bool) *persist.Client {
+	t.Helper()
+	c, err := persist.New(persist.Config{BaseURL: base, InlineLiterals: inline, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestStoreContractAgainstLocalPersist(t *testing.T) {
+	t.Run("bindings", func(t *testing.T) {
+		storetest.Run(t, func(t *testing.T) shorturl.Store { return newClient(t, startLocalPersist(t), false) })
+	})
+	t.Run("inline literals", func(t *testing.T) {
+		storetest.Run(t, func(t *testing.T) shorturl.Store { return newClient(t, startLocalPersist(t), true) })
+	})
+	t.Run("behind the hot set", func(t *testing.T) {
+		storetest.Run(t, func(t *testing.T) shorturl.Store { return hotset.New(newClient(t, startLocalPersist(t), false), 1000) })
+	})
+}
+
+func TestClicksAgainstLocalPersist(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t, startLocalPersist(t), false)
+	u := shorturl.ShortURL{Token: "7BTadEDkJ8", Path: "https://s.example.com/7BTadEDkJ8", Target: "https://example.com/"}
+	if _, err := c.Clicks(ctx, u.Token); !errors.Is(err, shorturl.ErrNotFound) {
+		t.Fatalf("unknown token: err = %v", err)
+	}
+	if err := c.Save(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.Clicks(ctx, u.Token); err != nil || n != 0 {
+		t.Fatalf("Clicks = %d, %v", n, err)
+	}
+	ids := []string{"ev_01JZ8Q6W3C4V5B6N7M8K9J0H1A", "ev_01JZ8Q6W3C4V5B6N7M8K9J0H1B", "ev_01JZ8Q6W3C4V5B6N7M8K9J0H1A"}
+	for _, id := range ids { // the third is a replay of the first: the same edge
+		f, err := shorturl.BuildClickFact(u, shorturl.Visit{IP: "192.0.2.1", UserAgent: "ua", At: time.Unix(1700000000, 0)}, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var detail struct {
+			GraphSON graphson.Document `json:"graphson"`
+		}
+		if err := json.Unmarshal(f.Detail, &detail); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Ingest(ctx, detail.GraphSON); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := c.Clicks(ctx, u.Token); err != nil || n != 2 {
+		t.Fatalf("Clicks = %d, %v; want 2 (a replayed fact is the same edge)", n, err)
+	}
+}
+
+func TestUnavailable(t *testing.T) {
+	u := shorturl.ShortURL{Token: "7BTadEDkJ8", Path: "https://s.example.com/7BTadEDkJ8", Target: "https://example.com/"}
+	gremlinOK := func(data string) string {
+		return `{"requestId":"x","status":{"message":"","code":200,"attributes":{"@type":"g:Map","@value":[]}},"result":{"data":` + data + `,"meta":{"@type":"g:Map","@value":[]}}}`
+	}
+	tests := []struct {
+		name       string
+		handler    http.HandlerFunc
+		rejected   bool
+		ingestOnly bool // the failure concerns Gremlin answers; an ingest with a JSON 200 succeeds
+	}{
+		{"500", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", 500) }, false, false},
+		{"503", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", 503) }, false, false},
+		{"429", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "slow down", 429) }, false, false},
+		{"400", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "bad", 400) }, true, false},
+		{"garbage", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "<html>") }, true, false},
+		{"gremlin error status", func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.WriteString(w, `{"status":{"code":597,"message":"No such property"},"result":{"data":null}}`)
+		}, true, true},
+		{"untyped data", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, gremlinOK(`[1,2]`)) }, true, true},
+		{"slow", func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-r.Context().Done():
+			case <-time.After(time.Second):
+			}
+		}, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(tt.handler)
+			defer srv.Close()
+			c, err := persist.New(persist.Config{BaseURL: srv.URL, Timeout: 300 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, lerr := c.Lookup(context.Background(), u.Token)
+			results := map[string]error{"lookup": lerr}
+			if !tt.ingestOnly {
+				results["save"] = c.Save(context.Background(), u)
+			}
+			for name, err := range results {
+				if !errors.Is(err, shorturl.ErrUnavailable) || errors.Is(err, shorturl.ErrNotFound) {
+					t.Errorf("%s: err = %v, want ErrUnavailable", name, err)
+				}
+				if tt.rejected != errors.Is(err, persist.ErrRejected) {
+					t.Errorf("%s: ErrRejected = %v, want %v (%v)", name, errors.Is(err, persist.ErrRejected), tt.rejected, err)
+				}
+			}
+		})
+	}
+	t.Run("connection refused", func(t *testing.T) {
+		srv := httptest.NewServer(http.NotFoundHandler())
+		base := srv.URL
+		srv.Close()
+		c, _ := persist.New(persist.Config{BaseURL: base})
+		if _, err := c.Lookup(context.Background(), u.Token); !errors.Is(err, shorturl.ErrUnavailable) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}
+
+// TestNeverAWrongPlace: an answer about another token is not a short URL of ours.
+func TestNeverAWrongPlace(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, `{"status":{"code":200,"message":""},"result":{"data":{"@type":"g:List","@value":[{"@type":"g:Map","@value":["short_url_token","ZZZZZZZZZZ","short_url_path","https://s.example.com/ZZZZZZZZZZ","target_url","https://evil.example/"]}]}}}`)
+	}))
+	defer srv.Close()
+	c := newClient(t, srv.URL, false)
+	if u, err := c.Lookup(context.Background(), "7BTadEDkJ8"); !errors.Is(err, shorturl.ErrNotFound) {
+		t.Fatalf("Lookup = %+v, %v", u, err)
+	}
+}
+
+// TestRequestsCarryInputOnlyAsBindings inspects what goes over the wire.
+func TestRequestsCarryInputOnlyAsBindings(t *testing.T) {
+	var got atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got.Store(struct {
+			body   string
+			accept string
+		}{string(b), r.Header.Get("Accept")})
+		_, _ = io.WriteString(w, `{"status":{"code":200,"message":""},"result":{"data":{"@type":"g:List","@value":[]}}}`)
+	}))
+	defer srv.Close()
+	for _, inline := range []bool{false, true} {
+		c := newClient(t, srv.URL, inline)
+		if _, err := c.Lookup(context.Background(), "7BTadEDkJ8"); !errors.Is(err, shorturl.ErrNotFound) {
+			t.Fatal(err)
+		}
+		req := got.Load().(struct {
+			body   string
+			accept string
+		})
+		if req.accept != "application/vnd.gremlin-v3.0+json" {
+			t.Errorf("Accept %q", req.accept)
+		}
+		var body struct {
+			Gremlin  string            `json:"gremlin"`
+			Bindings map[string]string `json:"bindings"`
+		}
+		if err := json.Unmarshal([]byte(req.body), &body); err != nil {
+			t.Fatal(err)
+		}
+		if inline {
+			if !strings.Contains(body.Gremlin, "'7BTadEDkJ8'") || body.Bindings != nil {
+				t.Errorf("inline: %s", req.body)
+			}
+		} else if strings.Contains(body.Gremlin, "7BTadEDkJ8") || body.Bindings["token"] != "7BTadEDkJ8" {
+			t.Errorf("bindings: %s", req.body)
+		}
+	}
+	c := newClient(t, srv.URL, true)
+	if _, err := c.Lookup(context.Background(), "7BTadEDk'8"); !errors.Is(err, shorturl.ErrInvalidToken) {
+		t.Fatalf("a quote reached the inline query path: %v", err)
+	}
+}
+
+func TestSignsWithSigV4(t *testing.T) {
+	var auth atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth.Store(r.Header.Get("Authorization") + "|" + r.Header.Get("X-Amz-Content-Sha256") + "|" + r.Header.Get("X-Amz-Security-Token"))
+		_, _ = io.WriteString(w, `{"vertices":{"received":1,"created":1},"edges":{"received":0,"created":0}}`)
+	}))
+	defer srv.Close()
+	c, err := persist.New(persist.Config{BaseURL: srv.URL, SigV4: &persist.SigV4{
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", "session-token"), Region: "eu-west-1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Save(context.Background(), shorturl.ShortURL{Token: "7BTadEDkJ8", Path: "https://s.example.com/7BTadEDkJ8", Target: "https://example.com/"}); err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(auth.Load().(string), "|")
+	if !strings.HasPrefix(parts[0], "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/") || !strings.Contains(parts[0], "/eu-west-1/execute-api/aws4_request") || len(parts[1]) != 64 || parts[2] != "session-token" {
+		t.Fatalf("signature headers %q", parts)
+	}
+}
