@@ -12,7 +12,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"unicode/utf8"
@@ -51,7 +50,18 @@ type Document struct {
 	Edges    []Edge
 }
 
-var namePattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+// isName reports whether s matches ^[a-z][a-z0-9_]{0,63}$ (labels and keys).
+func isName(s string) bool {
+	if len(s) == 0 || len(s) > 64 || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
+			return false
+		}
+	}
+	return true
+}
 
 // NewVertex builds a vertex and computes its identity.
 func NewVertex(label string, props Properties) (Vertex, error) {
@@ -150,8 +160,8 @@ func hash(b []byte) string {
 }
 
 func checkName(what, s string) error {
-	if !namePattern.MatchString(s) {
-		return fmt.Errorf("%w: %s %q must match %s", ErrInvalid, what, s, namePattern)
+	if !isName(s) {
+		return fmt.Errorf("%w: %s %q must match ^[a-z][a-z0-9_]{0,63}$", ErrInvalid, what, s)
 	}
 	return nil
 }
@@ -198,6 +208,11 @@ func appendValue(b []byte, v any) ([]byte, error) {
 		return nil, fmt.Errorf("%w: unsupported value type %T", ErrInvalid, v)
 	}
 }
+
+// AppendString appends s as a canonical JSON string (see appendString). Producers that
+// write elements of a fixed shape by hand use it to stay byte-identical with
+// CanonicalVertex, CanonicalEdge and Document.AppendJSON.
+func AppendString(b []byte, s string) []byte { return appendString(b, s) }
 
 // appendString writes s as a JSON string the canonical way (RFC 8785): only the
 // quotation mark, the reverse solidus and control characters are escaped; control

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	mathrand "math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -517,6 +518,72 @@ func TestCoreImports(t *testing.T) {
 			strings.HasPrefix(dep, "github.com/linoone/linoone/internal/") &&
 				dep != "github.com/linoone/linoone/internal/shorturl" && dep != "github.com/linoone/linoone/internal/graphson":
 			t.Errorf("the core depends on %s", dep)
+		}
+	}
+}
+
+// referenceClickFact builds the fact the slow, obvious way through the generic
+// GraphSON code: the fast builder must produce the same bytes.
+func referenceClickFact(t *testing.T, u shorturl.ShortURL, v shorturl.Visit, eventID string) []byte {
+	t.Helper()
+	vertex, err := u.Vertex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ua := strings.ToValidUTF8(v.UserAgent, "\uFFFD")
+	if len(ua) > 1024 {
+		ua = strings.ToValidUTF8(ua[:1024], "")
+	}
+	edge, err := graphson.NewEdge("short_url_visited", vertex, vertex, graphson.Properties{
+		"event_identifier": eventID, "visitor_ip_address": v.IP, "user_agent": ua,
+		"effective_at": v.At.UTC().Format("2006-01-02T15:04:05.000Z"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// AppendJSON, not json.Marshal: encoding/json would HTML-escape the output.
+	doc, err := graphson.Document{Vertices: []graphson.Vertex{vertex}, Edges: []graphson.Edge{edge}}.AppendJSON(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []byte(`{"schema_version":"1.0","graphson_format":"graphson-v3","fact_type":"short_url.visited","entity_types":["short_url"],"idempotency_key":"shorturl:` + eventID + `","graphson":` + string(doc) + `}`)
+}
+
+func TestFastFactBuilderMatchesReference(t *testing.T) {
+	pieces := []string{"a", "Z", "/", "?", "&", "=", "\"", "\\", "\x01", "\x1f", "\t", "é", "😀", "\u2028", "<", ">", "%20", "'", "\xff"}
+	r := mathrand.New(mathrand.NewPCG(1, 2))
+	str := func(n int) string {
+		var sb strings.Builder
+		for range r.IntN(n) {
+			sb.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		return sb.String()
+	}
+	for i := range 500 {
+		u := shorturl.ShortURL{Token: "7BTadEDkJ8", Path: "https://s.example.com/" + strings.ToValidUTF8(str(8), ""), Target: "https://example.com/" + strings.ToValidUTF8(str(40), "")}
+		v := shorturl.Visit{IP: []string{"203.0.113.7", "2001:db8::1", ""}[i%3], UserAgent: str(60), At: time.Unix(int64(r.Uint32()), int64(r.IntN(1e9)))}
+		if i%50 == 0 {
+			v.UserAgent = strings.Repeat("é", 700) // cut at 1024 bytes, mid-rune
+		}
+		id := fmt.Sprintf("ev_01JZ8Q6W3C4V5B6N7M8K9J%04d", i)
+		f, err := shorturl.BuildClickFact(u, v, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := referenceClickFact(t, u, v, id); !bytes.Equal(f.Detail, want) {
+			t.Fatalf("case %d differs:\n got %s\nwant %s", i, f.Detail, want)
+		}
+		if _, err := shorturl.ParseFact(f.Detail); err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+	}
+}
+
+func BenchmarkBuildClickFact(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := shorturl.BuildClickFact(testURL, testVisit, testEventID); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -3,14 +3,16 @@ package shorturl
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/linoone/linoone/internal/graphson"
 )
@@ -35,8 +37,6 @@ const (
 // ErrInvalidFact reports a graph fact or DLQ payload that is not one Linoone builds.
 var ErrInvalidFact = errors.New("invalid graph fact")
 
-var eventIDPattern = regexp.MustCompile(`^ev_[0-9A-HJKMNP-TV-Z]{26}$`)
-
 // Fact is one GraphFactProduced event: its idempotency key and the Detail JSON.
 type Fact struct {
 	IdempotencyKey string
@@ -49,38 +49,125 @@ type Fact struct {
 // visitor_ip_address, user_agent and effective_at. The edge is a self-loop on the
 // short_url vertex (the graph schema has no visitor vertex; schemas/IDENTITY.md), and
 // its id is the identity hash, so a replayed fact is the same edge.
+//
+// It runs on every redirect, so it writes the fixed shape directly — keys in their
+// canonical order, no maps, no reflection — into one buffer. The bytes are exactly
+// those of graphson.CanonicalVertex/CanonicalEdge and graphson.Document.AppendJSON
+// (a test compares them on random inputs).
 func BuildClickFact(u ShortURL, v Visit, eventID string) (Fact, error) {
-	if !eventIDPattern.MatchString(eventID) {
+	if !isEventID(eventID) {
 		return Fact{}, fmt.Errorf("%w: event identifier %q is not ev_ + ULID", ErrInvalidFact, eventID)
 	}
-	vertex, err := u.Vertex()
-	if err != nil {
-		return Fact{}, fmt.Errorf("%w: %v", ErrInvalidFact, err)
+	if !IsToken(string(u.Token)) || !utf8.ValidString(u.Path) || !utf8.ValidString(u.Target) || !utf8.ValidString(v.IP) {
+		return Fact{}, fmt.Errorf("%w: short url or visitor address is not valid", ErrInvalidFact)
 	}
 	ua := strings.ToValidUTF8(v.UserAgent, "\uFFFD")
 	if len(ua) > maxUserAgentLength {
 		ua = strings.ToValidUTF8(ua[:maxUserAgentLength], "")
 	}
-	edge, err := graphson.NewEdge(EdgeLabel, vertex, vertex, graphson.Properties{
-		PropEventID:     eventID,
-		PropVisitorIP:   v.IP,
-		PropUserAgent:   ua,
-		PropEffectiveAt: v.At.UTC().Format(effectiveAtLayout),
-	})
-	if err != nil {
-		return Fact{}, fmt.Errorf("%w: %v", ErrInvalidFact, err)
+	var at [len(effectiveAtLayout)]byte
+	effectiveAt := v.At.UTC().AppendFormat(at[:0], effectiveAtLayout)
+
+	b := make([]byte, 0, 2048+2*(len(u.Path)+len(u.Target)+len(ua)))
+	// Identities first: hash the canonical forms, then reuse the buffer.
+	b = append(b, `{"label":"short_url","properties":{"short_url_path":`...)
+	b = graphson.AppendString(b, u.Path)
+	b = append(b, `,"short_url_token":`...)
+	b = graphson.AppendString(b, string(u.Token))
+	b = append(b, `,"target_url":`...)
+	b = graphson.AppendString(b, u.Target)
+	b = append(b, "}}"...)
+	var vid, eid [2 * sha256.Size]byte
+	sum := sha256.Sum256(b)
+	hex.Encode(vid[:], sum[:])
+	b = append(b[:0], `{"in_v":"`...)
+	b = append(b, vid[:]...)
+	b = append(b, `","label":"short_url_visited","out_v":"`...)
+	b = append(b, vid[:]...)
+	b = append(b, `","properties":{"effective_at":"`...)
+	b = append(b, effectiveAt...)
+	b = append(b, `","event_identifier":"`...)
+	b = append(b, eventID...)
+	b = append(b, `","user_agent":`...)
+	b = graphson.AppendString(b, ua)
+	b = append(b, `,"visitor_ip_address":`...)
+	b = graphson.AppendString(b, v.IP)
+	b = append(b, "}}"...)
+	sum = sha256.Sum256(b)
+	hex.Encode(eid[:], sum[:])
+
+	b = append(b[:0], `{"schema_version":"`+FactSchemaVersion+`","graphson_format":"graphson-v3","fact_type":"`+FactType+`","entity_types":["short_url"],"idempotency_key":"`+IdempotencyPrefix...)
+	b = append(b, eventID...)
+	b = append(b, `","graphson":{"vertices":[{"@type":"g:Vertex","@value":{"id":"`...)
+	b = append(b, vid[:]...)
+	b = append(b, `","label":"short_url","properties":{`...)
+	for i, p := range [3]struct {
+		key, value string
+	}{{PropPath, u.Path}, {PropToken, string(u.Token)}, {PropTargetURL, u.Target}} {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, p.key...)
+		b = append(b, `":[{"@type":"g:VertexProperty","@value":{"id":"`...)
+		b = append(b, vid[:]...)
+		b = append(b, '/')
+		b = append(b, p.key...)
+		b = append(b, `","label":"`...)
+		b = append(b, p.key...)
+		b = append(b, `","value":`...)
+		b = graphson.AppendString(b, p.value)
+		b = append(b, "}}]"...)
 	}
-	key := IdempotencyPrefix + eventID
-	b := make([]byte, 0, 1400)
-	b = append(b, `{"schema_version":"`+FactSchemaVersion+`","graphson_format":"graphson-v3","fact_type":"`+FactType+`","entity_types":["short_url"],"idempotency_key":"`...)
-	b = append(b, key...) // key is ASCII from the pattern above: no escaping needed
-	b = append(b, `","graphson":`...)
-	b, err = graphson.Document{Vertices: []graphson.Vertex{vertex}, Edges: []graphson.Edge{edge}}.AppendJSON(b)
-	if err != nil {
-		return Fact{}, fmt.Errorf("%w: %v", ErrInvalidFact, err)
+	b = append(b, `}}}],"edges":[{"@type":"g:Edge","@value":{"id":"`...)
+	b = append(b, eid[:]...)
+	b = append(b, `","label":"short_url_visited","inV":"`...)
+	b = append(b, vid[:]...)
+	b = append(b, `","inVLabel":"short_url","outV":"`...)
+	b = append(b, vid[:]...)
+	b = append(b, `","outVLabel":"short_url","properties":{`...)
+	for i, p := range [4]struct {
+		key  string
+		raw  []byte
+		text string
+	}{{PropEffectiveAt, effectiveAt, ""}, {PropEventID, nil, eventID}, {PropUserAgent, nil, ua}, {PropVisitorIP, nil, v.IP}} {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, p.key...)
+		b = append(b, `":{"@type":"g:Property","@value":{"key":"`...)
+		b = append(b, p.key...)
+		b = append(b, `","value":`...)
+		if p.raw != nil {
+			b = append(b, '"')
+			b = append(b, p.raw...)
+			b = append(b, '"')
+		} else {
+			b = graphson.AppendString(b, p.text)
+		}
+		b = append(b, "}}"...)
 	}
-	b = append(b, '}')
-	return Fact{IdempotencyKey: key, EventID: eventID, Detail: b}, nil
+	b = append(b, "}}}]}}"...)
+	return Fact{IdempotencyKey: IdempotencyPrefix + eventID, EventID: eventID, Detail: b}, nil
+}
+
+// isEventID reports whether s is "ev_" and a ULID in Crockford base32 upper case
+// (no I, L, O, U), without a regexp: it runs on every redirect.
+func isEventID(s string) bool {
+	if len(s) != 3+26 || s[:3] != EventIDPrefix || s[3] > '7' {
+		return false
+	}
+	for i := 3; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+		case c >= 'A' && c <= 'Z' && c != 'I' && c != 'L' && c != 'O' && c != 'U':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // factEnvelope is the detail as parsed back from the DLQ.
@@ -120,7 +207,7 @@ func ParseFact(detail []byte) (Fact, error) {
 	}
 	e := env.GraphSON.Edges[0]
 	eventID, _ := e.Properties[PropEventID].(string)
-	if e.Label != EdgeLabel || env.IdempotencyKey != IdempotencyPrefix+eventID || !eventIDPattern.MatchString(eventID) {
+	if e.Label != EdgeLabel || env.IdempotencyKey != IdempotencyPrefix+eventID || !isEventID(eventID) {
 		return Fact{}, fmt.Errorf("%w: edge and idempotency key do not match", ErrInvalidFact)
 	}
 	return Fact{IdempotencyKey: env.IdempotencyKey, EventID: eventID, Detail: detail}, nil
