@@ -258,7 +258,7 @@ func FuzzDecodeDocument(f *testing.F) {
 
 func TestIsName(t *testing.T) {
 	for s, want := range map[string]bool{"a": true, "short_url": true, "a9_z": true, "": false, "9a": false, "A": false, "a-b": false, "_a": false,
-		"abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijkl": true,
+		"abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijkl":  true,
 		"abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklm": false, "é": false} {
 		if got := isName(s); got != want {
 			t.Errorf("isName(%q) = %v, want %v (len %d)", s, got, want, len(s))
