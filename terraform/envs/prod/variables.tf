@@ -80,7 +80,7 @@ variable "custom_domain_routable" {
 }
 
 variable "custom_domain_certificate_arn" {
-  description = "ACM certificate ARN (same region) for custom_domain_name; required when the custom domain is used (set by `linoone discover`)."
+  description = "ACM certificate ARN (same region) for custom_domain_name: creates the API Gateway custom domain; not needed when CloudFront serves the domain (set by `linoone discover`)."
   type        = string
   default     = ""
 }

@@ -1,0 +1,69 @@
+# Linoone. `make run` serves locally; `make test` is what CI runs.
+SHELL := /bin/bash
+GO ?= go
+GOBIN ?= $(shell $(GO) env GOPATH)/bin
+export PATH := $(GOBIN):$(PATH)
+export TF_CLI_CONFIG_FILE ?= /dev/null
+
+LAMBDAS := issue resolve replay
+LAMBDA_FLAGS := -tags lambda.norpc -trimpath -buildvcs=false -ldflags='-s -w -buildid='
+
+.PHONY: all generate build test test-unit lint fmt-check run bench fuzz e2e-aws tools clean
+
+all: lint test
+
+## generate: regenerate api/ from openapi.yaml (oapi-codegen, one cfg per output)
+generate:
+	$(GO) generate ./api/...
+
+## build: the linoone binary and dist/{issue,resolve,replay}.zip (arm64 Lambda bootstraps)
+build: bin/linoone $(LAMBDAS:%=dist/%.zip)
+
+bin/linoone: FORCE
+	$(GO) build -trimpath -o $@ ./cmd/linoone
+
+dist/%.zip: FORCE
+	@mkdir -p dist/$*
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o dist/$*/bootstrap ./lambdas/$*
+	scripts/zip-bootstrap.sh dist/$*/bootstrap $@
+
+## test: lint, unit, contract, end-to-end, RIE and local terratest suites
+test: lint
+	$(GO) test -race -count=1 -timeout 15m ./...
+	cd test && $(GO) test -count=1 -timeout 10m ./...
+	$(MAKE) fuzz FUZZTIME=5s
+
+## lint: gofmt, go vet, generated code drift, terraform fmt and tflint
+lint: fmt-check
+	$(GO) vet ./...
+	cd test && $(GO) vet ./... && $(GO) vet -tags aws ./...
+	scripts/check-generated.sh
+	terraform fmt -check -recursive terraform
+	scripts/install-tflint.sh >/dev/null
+	tflint --chdir=terraform --recursive --config="$(CURDIR)/.tflint.hcl"
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+## fuzz: run every fuzz target briefly (FUZZTIME=1m for longer runs by hand)
+FUZZTIME ?= 10s
+fuzz:
+	scripts/fuzz.sh $(FUZZTIME)
+
+## run: serve everything locally on loopback (data in ./.linoone)
+run:
+	$(GO) run ./cmd/linoone serve
+
+## bench: Go benchmarks of the HTTP paths and the wrk load comparison of the resolver
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/... ./cmd/...
+	scripts/bench-resolver.sh
+
+## e2e-aws: the terratest suite against a real sandbox stack (needs AWS credentials)
+e2e-aws:
+	cd test && $(GO) test -tags aws -count=1 -timeout 60m ./...
+
+clean:
+	rm -rf bin dist
+
+FORCE:
