@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -262,6 +263,33 @@ func TestIsName(t *testing.T) {
 		"abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklm": false, "é": false} {
 		if got := isName(s); got != want {
 			t.Errorf("isName(%q) = %v, want %v (len %d)", s, got, want, len(s))
+		}
+	}
+}
+
+func TestUnmarshalChecksVertexPropertyIDs(t *testing.T) {
+	v, _ := NewVertex("short_url", Properties{"short_url_token": "7BTadEDkJ8"})
+	b, _ := Document{Vertices: []Vertex{v}}.AppendJSON(nil)
+	bad := strings.Replace(string(b), v.ID+"/short_url_token", v.ID+"/other", 1)
+	var d Document
+	if err := json.Unmarshal([]byte(bad), &d); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("a wrong vertex-property id was accepted: %v", err)
+	}
+	esc := strings.Replace(string(b), `"value":"7BTadEDkJ8"`, `"value":"7BTa\u0064EDkJ8"`, 1)
+	if err := json.Unmarshal([]byte(esc), &d); err != nil || d.Vertices[0].Properties["short_url_token"] != "7BTadEDkJ8" {
+		t.Fatalf("escaped string: %v %v", err, d.Vertices)
+	}
+}
+
+func BenchmarkUnmarshalClickDocument(b *testing.B) {
+	v, _ := NewVertex("short_url", Properties{"short_url_token": "7BTadEDkJ8", "short_url_path": "https://s.example.com/7BTadEDkJ8", "target_url": "https://example.com/landing?message_id=msg_123"})
+	e, _ := NewEdge("short_url_visited", v, v, Properties{"event_identifier": "ev_01JZ8Q6W3C4V5B6N7M8K9J0H1G", "visitor_ip_address": "203.0.113.7", "user_agent": "Mozilla/5.0", "effective_at": "2026-11-29T17:13:58.123Z"})
+	data, _ := Document{Vertices: []Vertex{v}, Edges: []Edge{e}}.AppendJSON(nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		var d Document
+		if err := json.Unmarshal(data, &d); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

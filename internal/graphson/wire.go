@@ -115,50 +115,69 @@ type typed struct {
 	Value json.RawMessage `json:"@value"`
 }
 
-type wireDocument struct {
-	Vertices []typed `json:"vertices"`
-	Edges    []typed `json:"edges"`
-}
-
-type wireVertexProperty struct {
-	ID    string          `json:"id"`
-	Label string          `json:"label"`
-	Value json.RawMessage `json:"value"`
-}
-
-type wireEdge struct {
-	ID         string           `json:"id"`
-	Label      string           `json:"label"`
-	InV        string           `json:"inV"`
-	InVLabel   string           `json:"inVLabel"`
-	OutV       string           `json:"outV"`
-	OutVLabel  string           `json:"outVLabel"`
-	Properties map[string]typed `json:"properties"`
-}
-
-type wireProperty struct {
-	Key   string          `json:"key"`
-	Value json.RawMessage `json:"value"`
-}
+// The wire shapes of a document, decoded in a single pass (one decoder, unknown
+// members refused at every level); only scalar values stay raw.
+type (
+	wireDocument struct {
+		Vertices []wireVertex `json:"vertices"`
+		Edges    []wireEdge   `json:"edges"`
+	}
+	wireVertex struct {
+		Type  string `json:"@type"`
+		Value struct {
+			ID         string                          `json:"id"`
+			Label      string                          `json:"label"`
+			Properties map[string][]wireVertexProperty `json:"properties"`
+		} `json:"@value"`
+	}
+	wireVertexProperty struct {
+		Type  string `json:"@type"`
+		Value struct {
+			ID    string          `json:"id"`
+			Label string          `json:"label"`
+			Value json.RawMessage `json:"value"`
+		} `json:"@value"`
+	}
+	wireEdge struct {
+		Type  string `json:"@type"`
+		Value struct {
+			ID         string                  `json:"id"`
+			Label      string                  `json:"label"`
+			InV        string                  `json:"inV"`
+			InVLabel   string                  `json:"inVLabel"`
+			OutV       string                  `json:"outV"`
+			OutVLabel  string                  `json:"outVLabel"`
+			Properties map[string]wireProperty `json:"properties"`
+		} `json:"@value"`
+	}
+	wireProperty struct {
+		Type  string `json:"@type"`
+		Value struct {
+			Key   string          `json:"key"`
+			Value json.RawMessage `json:"value"`
+		} `json:"@value"`
+	}
+)
 
 // UnmarshalJSON parses a typed GraphSON v3 document strictly: unknown members,
-// unknown types and values without a canonical form are errors. Ids are taken as
-// written; Verify checks them.
+// unknown types, vertex-property ids other than "<vertex id>/<key>" and values
+// without a canonical form are errors. Element ids are taken as written; Verify
+// checks them.
 func (d *Document) UnmarshalJSON(data []byte) error {
 	var w wireDocument
 	if err := strictUnmarshal(data, &w); err != nil {
 		return fmt.Errorf("%w: document: %v", ErrInvalid, err)
 	}
 	out := Document{Vertices: make([]Vertex, 0, len(w.Vertices)), Edges: make([]Edge, 0, len(w.Edges))}
-	for i, t := range w.Vertices {
-		v, err := parseVertex(t)
+	for i := range w.Vertices {
+		v, err := w.Vertices[i].vertex()
 		if err != nil {
 			return fmt.Errorf("vertex %d: %w", i, err)
 		}
 		out.Vertices = append(out.Vertices, v)
 	}
-	for i, t := range w.Edges {
-		e, err := parseEdge(t)
+	for i := range w.Edges {
+		e, err := w.Edges[i].edge()
 		if err != nil {
 			return fmt.Errorf("edge %d: %w", i, err)
 		}
@@ -168,34 +187,25 @@ func (d *Document) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-func parseVertex(t typed) (Vertex, error) {
-	if t.Type != "g:Vertex" {
-		return Vertex{}, fmt.Errorf("%w: @type %q, want g:Vertex", ErrInvalid, t.Type)
+func (w *wireVertex) vertex() (Vertex, error) {
+	if w.Type != "g:Vertex" {
+		return Vertex{}, fmt.Errorf("%w: @type %q, want g:Vertex", ErrInvalid, w.Type)
 	}
-	var w struct {
-		ID         string             `json:"id"`
-		Label      string             `json:"label"`
-		Properties map[string][]typed `json:"properties"`
-	}
-	if err := strictUnmarshal(t.Value, &w); err != nil {
-		return Vertex{}, fmt.Errorf("%w: %v", ErrInvalid, err)
-	}
-	v := Vertex{ID: w.ID, Label: w.Label, Properties: make(Properties, len(w.Properties))}
-	for k, list := range w.Properties {
+	v := Vertex{ID: w.Value.ID, Label: w.Value.Label, Properties: make(Properties, len(w.Value.Properties))}
+	for k, list := range w.Value.Properties {
 		if len(list) != 1 {
 			return Vertex{}, fmt.Errorf("%w: property %s must have exactly one value", ErrInvalid, k)
 		}
-		if list[0].Type != "g:VertexProperty" {
-			return Vertex{}, fmt.Errorf("%w: property %s: @type %q, want g:VertexProperty", ErrInvalid, k, list[0].Type)
+		p := &list[0]
+		switch {
+		case p.Type != "g:VertexProperty":
+			return Vertex{}, fmt.Errorf("%w: property %s: @type %q, want g:VertexProperty", ErrInvalid, k, p.Type)
+		case p.Value.Label != k:
+			return Vertex{}, fmt.Errorf("%w: property %s carries label %q", ErrInvalid, k, p.Value.Label)
+		case p.Value.ID != v.ID+"/"+k:
+			return Vertex{}, fmt.Errorf("%w: property %s has id %q, want %q", ErrInvalid, k, p.Value.ID, v.ID+"/"+k)
 		}
-		var p wireVertexProperty
-		if err := strictUnmarshal(list[0].Value, &p); err != nil {
-			return Vertex{}, fmt.Errorf("%w: property %s: %v", ErrInvalid, k, err)
-		}
-		if p.Label != k {
-			return Vertex{}, fmt.Errorf("%w: property %s carries label %q", ErrInvalid, k, p.Label)
-		}
-		val, err := scalar(p.Value)
+		val, err := scalar(p.Value.Value)
 		if err != nil {
 			return Vertex{}, fmt.Errorf("property %s: %w", k, err)
 		}
@@ -204,27 +214,20 @@ func parseVertex(t typed) (Vertex, error) {
 	return v, nil
 }
 
-func parseEdge(t typed) (Edge, error) {
-	if t.Type != "g:Edge" {
-		return Edge{}, fmt.Errorf("%w: @type %q, want g:Edge", ErrInvalid, t.Type)
+func (w *wireEdge) edge() (Edge, error) {
+	if w.Type != "g:Edge" {
+		return Edge{}, fmt.Errorf("%w: @type %q, want g:Edge", ErrInvalid, w.Type)
 	}
-	var w wireEdge
-	if err := strictUnmarshal(t.Value, &w); err != nil {
-		return Edge{}, fmt.Errorf("%w: %v", ErrInvalid, err)
-	}
-	e := Edge{ID: w.ID, Label: w.Label, InV: w.InV, InVLabel: w.InVLabel, OutV: w.OutV, OutVLabel: w.OutVLabel, Properties: make(Properties, len(w.Properties))}
-	for k, pt := range w.Properties {
-		if pt.Type != "g:Property" {
-			return Edge{}, fmt.Errorf("%w: property %s: @type %q, want g:Property", ErrInvalid, k, pt.Type)
+	x := &w.Value
+	e := Edge{ID: x.ID, Label: x.Label, InV: x.InV, InVLabel: x.InVLabel, OutV: x.OutV, OutVLabel: x.OutVLabel, Properties: make(Properties, len(x.Properties))}
+	for k, p := range x.Properties {
+		switch {
+		case p.Type != "g:Property":
+			return Edge{}, fmt.Errorf("%w: property %s: @type %q, want g:Property", ErrInvalid, k, p.Type)
+		case p.Value.Key != k:
+			return Edge{}, fmt.Errorf("%w: property %s carries key %q", ErrInvalid, k, p.Value.Key)
 		}
-		var p wireProperty
-		if err := strictUnmarshal(pt.Value, &p); err != nil {
-			return Edge{}, fmt.Errorf("%w: property %s: %v", ErrInvalid, k, err)
-		}
-		if p.Key != k {
-			return Edge{}, fmt.Errorf("%w: property %s carries key %q", ErrInvalid, k, p.Key)
-		}
-		val, err := scalar(p.Value)
+		val, err := scalar(p.Value.Value)
 		if err != nil {
 			return Edge{}, fmt.Errorf("property %s: %w", k, err)
 		}
@@ -233,8 +236,8 @@ func parseEdge(t typed) (Edge, error) {
 	return e, nil
 }
 
-// Verify recomputes every element's identity and checks that each edge's endpoints are
-// vertices of the document or given as known (a consumer may look them up itself).
+// Verify recomputes every element's identity. Whether an edge's endpoints exist is
+// for the store to check.
 func (d Document) Verify() error {
 	for _, v := range d.Vertices {
 		id, err := VertexID(v.Label, v.Properties)
@@ -259,6 +262,9 @@ func (d Document) Verify() error {
 
 // scalar decodes a property value: a string, a bool or a g:Int64/g:Int32.
 func scalar(raw json.RawMessage) (any, error) {
+	if s, ok := plainString(raw); ok {
+		return s, nil
+	}
 	v, err := DecodeValue(raw)
 	if err != nil {
 		return nil, err
@@ -269,6 +275,21 @@ func scalar(raw json.RawMessage) (any, error) {
 	default:
 		return nil, fmt.Errorf("%w: property values must be strings, booleans or integers, got %T", ErrInvalid, v)
 	}
+}
+
+// plainString decodes a JSON string without escapes, the common case, without the
+// reflection of json.Unmarshal.
+func plainString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	in := raw[1 : len(raw)-1]
+	for _, c := range in {
+		if c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
+			return "", false // escapes, controls or non-ASCII: let encoding/json decide
+		}
+	}
+	return string(in), true
 }
 
 func strictUnmarshal(data []byte, v any) error {

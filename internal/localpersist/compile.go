@@ -1,0 +1,264 @@
+package localpersist
+
+import (
+	"fmt"
+)
+
+type stepKind int
+
+const (
+	stepHasLabel stepKind = iota
+	stepHas
+	stepLimit
+	stepCount
+	stepValues
+	stepOutE
+	stepInE
+	stepID
+	stepLabel
+	stepProject
+)
+
+// step is one checked, binding-resolved step of a traversal.
+type step struct {
+	kind   stepKind
+	name   string
+	pos    int
+	labels []string     // hasLabel, outE, inE
+	key    string       // has, values
+	value  any          // has: string, int64 or bool
+	n      int64        // limit
+	proj   []projection // project
+}
+
+// projection is one key of a project() step and the by() modulator that fills it:
+// a property key or an anonymous traversal whose first result is the value.
+type projection struct {
+	key    string
+	byKey  string
+	byTrav []step
+	isTrav bool
+}
+
+// plan is a compiled root traversal g.V()…: the steps after V().
+type plan struct {
+	src   string
+	steps []step
+}
+
+// compile checks a parsed script against the supported subset and resolves its
+// bindings. Every error is a *scriptError.
+func compile(src string, root *traversal, bindings map[string]any) (*plan, error) {
+	c := compiler{src: src, bindings: bindings}
+	source := root.calls[0]
+	switch {
+	case source.name != "V":
+		return nil, c.errorf(source.pos, "g.%s() is not supported: the only traversal source step is g.V()", source.name)
+	case len(source.args) > 0:
+		return nil, c.errorf(source.pos, "g.V() with element ids is not supported: use g.V() followed by has()")
+	}
+	steps, err := c.steps(root.calls[1:])
+	if err != nil {
+		return nil, err
+	}
+	return &plan{src: src, steps: steps}, nil
+}
+
+type compiler struct {
+	src      string
+	bindings map[string]any
+}
+
+func (c *compiler) errorf(pos int, format string, args ...any) error {
+	return errAt(c.src, pos, format, args...)
+}
+
+const supportedSteps = "hasLabel, has, limit, count, values, outE, inE, id, label, project/by"
+
+func (c *compiler) steps(calls []*call) ([]step, error) {
+	out := make([]step, 0, len(calls))
+	for i := 0; i < len(calls); i++ {
+		cl := calls[i]
+		st := step{name: cl.name, pos: cl.pos}
+		var err error
+		switch cl.name {
+		case "hasLabel":
+			st.kind = stepHasLabel
+			if len(cl.args) == 0 {
+				return nil, c.errorf(cl.pos, "hasLabel() needs at least one label")
+			}
+			st.labels, err = c.strings(cl)
+		case "has":
+			st.kind = stepHas
+			if len(cl.args) != 2 {
+				return nil, c.errorf(cl.pos, "has() takes 2 arguments (key, value), got %d", len(cl.args))
+			}
+			if st.key, err = c.stringArg(cl, cl.args[0]); err != nil {
+				return nil, err
+			}
+			st.value, err = c.value(cl, cl.args[1])
+		case "limit":
+			st.kind = stepLimit
+			if len(cl.args) != 1 {
+				return nil, c.errorf(cl.pos, "limit() takes 1 argument, got %d", len(cl.args))
+			}
+			var v any
+			if v, err = c.value(cl, cl.args[0]); err != nil {
+				return nil, err
+			}
+			n, ok := v.(int64)
+			if !ok || n < 0 {
+				return nil, c.errorf(cl.args[0].pos, "limit() needs a non-negative integer, got %s", describeValue(v))
+			}
+			st.n = n
+		case "count", "id", "label":
+			st.kind = stepCount
+			switch cl.name {
+			case "id":
+				st.kind = stepID
+			case "label":
+				st.kind = stepLabel
+			}
+			if len(cl.args) != 0 {
+				return nil, c.errorf(cl.pos, "%s() takes no arguments, got %d", cl.name, len(cl.args))
+			}
+		case "values":
+			st.kind = stepValues
+			if len(cl.args) != 1 {
+				return nil, c.errorf(cl.pos, "values() takes exactly 1 property key, got %d", len(cl.args))
+			}
+			st.key, err = c.stringArg(cl, cl.args[0])
+		case "outE", "inE":
+			st.kind = stepOutE
+			if cl.name == "inE" {
+				st.kind = stepInE
+			}
+			st.labels, err = c.strings(cl)
+		case "project":
+			st.kind = stepProject
+			var n int
+			st.proj, n, err = c.project(cl, calls[i+1:])
+			i += n
+		case "by":
+			return nil, c.errorf(cl.pos, "by() must follow project(), with one by() per key")
+		case "V":
+			return nil, c.errorf(cl.pos, "V() is supported only as the start of a traversal, g.V()")
+		default:
+			return nil, c.errorf(cl.pos, "step %s() is not supported (supported steps: %s)", cl.name, supportedSteps)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// project compiles project(keys…) and the by() modulators that follow it in rest,
+// exactly one per key. It reports how many calls of rest it consumed.
+func (c *compiler) project(cl *call, rest []*call) ([]projection, int, error) {
+	if len(cl.args) == 0 {
+		return nil, 0, c.errorf(cl.pos, "project() needs at least one key")
+	}
+	keys, err := c.strings(cl)
+	if err != nil {
+		return nil, 0, err
+	}
+	seen := make(map[string]bool, len(keys))
+	for i, k := range keys {
+		if seen[k] {
+			return nil, 0, c.errorf(cl.args[i].pos, "project() key %q appears twice", k)
+		}
+		seen[k] = true
+	}
+	nby := 0
+	for nby < len(rest) && rest[nby].name == "by" {
+		nby++
+	}
+	switch {
+	case nby < len(keys):
+		return nil, 0, c.errorf(cl.pos, "project() has %d keys but %d by() modulators: give exactly one by() per key", len(keys), nby)
+	case nby > len(keys):
+		return nil, 0, c.errorf(rest[len(keys)].pos, "project() has %d keys but %d by() modulators: give exactly one by() per key", len(keys), nby)
+	}
+	proj := make([]projection, len(keys))
+	for i, k := range keys {
+		by := rest[i]
+		proj[i].key = k
+		if len(by.args) != 1 {
+			return nil, 0, c.errorf(by.pos, "by() takes 1 argument (a property key or an anonymous traversal), got %d", len(by.args))
+		}
+		a := by.args[0]
+		if a.kind == argTraversal {
+			if proj[i].byTrav, err = c.anonymous(a.trav); err != nil {
+				return nil, 0, err
+			}
+			proj[i].isTrav = true
+			continue
+		}
+		if proj[i].byKey, err = c.stringArg(by, a); err != nil {
+			return nil, 0, err
+		}
+	}
+	return proj, nby, nil
+}
+
+func (c *compiler) anonymous(t *traversal) ([]step, error) {
+	return c.steps(t.calls)
+}
+
+// value resolves a literal or a binding to a string, an int64 or a bool.
+func (c *compiler) value(cl *call, a *arg) (any, error) {
+	switch a.kind {
+	case argString:
+		return a.str, nil
+	case argInt:
+		return a.num, nil
+	case argBool:
+		return a.b, nil
+	case argBinding:
+		v, ok := c.bindings[a.str]
+		if !ok {
+			return nil, c.errorf(a.pos, "unbound variable %s: no binding named %s was supplied", a.str, a.str)
+		}
+		return v, nil
+	}
+	return nil, c.errorf(a.pos, "%s() expects a string, integer or boolean here, found an anonymous traversal", cl.name)
+}
+
+func (c *compiler) stringArg(cl *call, a *arg) (string, error) {
+	v, err := c.value(cl, a)
+	if err != nil {
+		return "", err
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", c.errorf(a.pos, "%s() expects a string here, got %s", cl.name, describeValue(v))
+	}
+	return s, nil
+}
+
+func (c *compiler) strings(cl *call) ([]string, error) {
+	out := make([]string, len(cl.args))
+	for i, a := range cl.args {
+		s, err := c.stringArg(cl, a)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+// describeValue names a value's type and shows it, for error messages.
+func describeValue(v any) string {
+	switch v := v.(type) {
+	case string:
+		return fmt.Sprintf("string %q", v)
+	case int64:
+		return fmt.Sprintf("integer %d", v)
+	case bool:
+		return fmt.Sprintf("boolean %t", v)
+	}
+	return typeName(v)
+}

@@ -1,0 +1,230 @@
+package localpersist
+
+import (
+	"bytes"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/linoone/linoone/internal/graphson"
+)
+
+// The queries Linoone sends, with the token as a binding.
+const (
+	lookupQuery = "g.V().hasLabel('short_url').has('short_url_token', token).limit(1).project('short_url_token','short_url_path','target_url').by('short_url_token').by('short_url_path').by('target_url')"
+	clicksQuery = "g.V().hasLabel('short_url').has('short_url_token', token).limit(1).project('short_url_token','clicks').by('short_url_token').by(__.outE('short_url_visited').count())"
+	countQuery  = "g.V().hasLabel('short_url').has('short_url_token', token).outE('short_url_visited').count()"
+)
+
+// inline writes the token into the query as a quoted literal (the Neptune mode).
+func inline(query, quote, token string) string {
+	return strings.Replace(query, "token)", quote+token+quote+")", 1)
+}
+
+type graphFixture struct {
+	popular, quiet, partial graphson.Vertex
+	clicks                  []graphson.Edge
+	sample                  graphson.Vertex
+}
+
+func seedGraph(t *testing.T, e *testEnv) graphFixture {
+	t.Helper()
+	var f graphFixture
+	f.popular = shortURL(t, "7BTadEDkJ8")
+	f.quiet = shortURL(t, "quiet00000")
+	var err error
+	// A short_url without target_url: project must omit the key.
+	if f.partial, err = graphson.NewVertex("short_url", graphson.Properties{"short_url_token": "partial000", "short_url_path": "https://s.example/partial000"}); err != nil {
+		t.Fatal(err)
+	}
+	// Another label carrying the same token: hasLabel must filter it out.
+	decoy, err := graphson.NewVertex("decoy", graphson.Properties{"short_url_token": "7BTadEDkJ8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.sample, err = graphson.NewVertex("sample", graphson.Properties{"count": int64(-42), "flag": true, "name": "x", "text": "caf\u00e9 \"q\" \\ \u0001 \u0000 😀"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range []string{"ev_1", "ev_2", "ev_3"} {
+		f.clicks = append(f.clicks, click(t, f.popular, ev))
+	}
+	e.mustIngest(t, graphson.Document{Vertices: []graphson.Vertex{f.popular, f.quiet, f.partial, decoy, f.sample}, Edges: f.clicks})
+	// A replayed click is the same edge: still three.
+	e.mustIngest(t, graphson.Document{Vertices: []graphson.Vertex{f.popular}, Edges: f.clicks[:1]})
+	return f
+}
+
+func TestLinooneQueries(t *testing.T) {
+	e := newEnv(t, Options{})
+	f := seedGraph(t, e)
+	p := f.popular.Properties
+	lookupPopular := []any{map[string]any{"short_url_token": "7BTadEDkJ8", "short_url_path": p["short_url_path"], "target_url": p["target_url"]}}
+
+	tests := []struct {
+		name  string
+		query string
+		token string
+		want  []any
+	}{
+		{"lookup", lookupQuery, "7BTadEDkJ8", lookupPopular},
+		{"lookup unknown token", lookupQuery, "unknown000", []any{}},
+		{"lookup missing property", lookupQuery, "partial000", []any{map[string]any{"short_url_token": "partial000", "short_url_path": "https://s.example/partial000"}}},
+		{"clicks", clicksQuery, "7BTadEDkJ8", []any{map[string]any{"short_url_token": "7BTadEDkJ8", "clicks": int64(3)}}},
+		{"clicks none", clicksQuery, "quiet00000", []any{map[string]any{"short_url_token": "quiet00000", "clicks": int64(0)}}},
+		{"clicks unknown token", clicksQuery, "unknown000", []any{}},
+		{"count self-loops once each", countQuery, "7BTadEDkJ8", []any{int64(3)}},
+		{"count none", countQuery, "quiet00000", []any{int64(0)}},
+		{"count unknown token", countQuery, "unknown000", []any{int64(0)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, form := range []struct {
+				name     string
+				query    string
+				bindings map[string]any
+			}{
+				{"bindings", tt.query, map[string]any{"token": tt.token}},
+				{"inlined single-quoted", inline(tt.query, "'", tt.token), nil},
+				{"inlined double-quoted", inline(tt.query, `"`, tt.token), nil},
+			} {
+				got := e.query(t, form.query, form.bindings)
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("%s: (-want +got):\n%s", form.name, diff)
+				}
+			}
+		})
+	}
+}
+
+func TestGremlinResponseShape(t *testing.T) {
+	e := newEnv(t, Options{})
+	seedGraph(t, e)
+	body := []byte(`{"gremlin":"g.V().hasLabel('short_url').has('short_url_token', token).outE('short_url_visited').count()","bindings":{"token":"7BTadEDkJ8"}}`)
+	req, err := http.NewRequest(http.MethodPost, e.srv.URL+"/persist/gremlin", strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/vnd.gremlin-v3.0+json")
+	resp, err := e.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != gremlinContentType {
+		t.Errorf("Content-Type %q", ct)
+	}
+	var raw bytes.Buffer
+	if _, err := raw.ReadFrom(resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	r := decodeGremlinReply(t, raw.Bytes())
+	if len(r.RequestID) != 36 || r.RequestID[14] != '4' {
+		t.Errorf("requestId %q is not a version 4 UUID", r.RequestID)
+	}
+	// Everything but the request id is fixed.
+	want := `{"requestId":"` + r.RequestID + `","status":{"message":"","code":200,"attributes":{"@type":"g:Map","@value":[]}},"result":{"data":{"@type":"g:List","@value":[{"@type":"g:Int64","@value":3}]},"meta":{"@type":"g:Map","@value":[]}}}`
+	if raw.String() != want {
+		t.Errorf("body:\n got %s\nwant %s", raw.String(), want)
+	}
+}
+
+func TestGremlinSubset(t *testing.T) {
+	e := newEnv(t, Options{Now: func() time.Time { return time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC) }})
+	f := seedGraph(t, e)
+	clickIDs := []string{f.clicks[0].ID, f.clicks[1].ID, f.clicks[2].ID}
+	slices.Sort(clickIDs)
+	var firstEvent string
+	for _, c := range f.clicks {
+		if c.ID == clickIDs[0] {
+			firstEvent = c.Properties["event_identifier"].(string)
+		}
+	}
+
+	tests := []struct {
+		name     string
+		query    string
+		bindings map[string]any
+		want     []any
+	}{
+		{"count by label", "g.V().hasLabel('short_url').count()", nil, []any{int64(3)}},
+		{"count all", "g.V().count()", nil, []any{int64(5)}},
+		{"several labels", "g.V().hasLabel('short_url', 'decoy').has('short_url_token', '7BTadEDkJ8').count()", nil, []any{int64(2)}},
+		{"has without hasLabel", "g.V().has('short_url_token', '7BTadEDkJ8').label()", nil, sortedLabels(t, f.popular, "decoy")},
+		{"two has", "g.V().has('short_url_token', '7BTadEDkJ8').has('target_url', t).id()", map[string]any{"t": f.popular.Properties["target_url"]}, []any{f.popular.ID}},
+		{"two has, no match", "g.V().has('short_url_token', '7BTadEDkJ8').has('target_url', 'x').id()", nil, []any{}},
+		{"hasLabel after has", "g.V().has('short_url_token', '7BTadEDkJ8').limit(5).hasLabel('decoy').count()", nil, []any{int64(1)}},
+		{"values", "g.V().hasLabel('short_url').has('short_url_token', '7BTadEDkJ8').values('target_url')", nil, []any{f.popular.Properties["target_url"]}},
+		{"values missing", "g.V().hasLabel('short_url').has('short_url_token', 'partial000').values('target_url')", nil, []any{}},
+		{"id", "g.V().hasLabel('short_url').has('short_url_token', \"7BTadEDkJ8\").id()", nil, []any{f.popular.ID}},
+		{"integer property", "g.V().hasLabel('sample').has('count', -42).values('name')", nil, []any{"x"}},
+		{"integer property, long suffix", "g.V().hasLabel('sample').has('count', -42L).values('name')", nil, []any{"x"}},
+		{"integer binding", "g.V().has('count', n).values('name')", map[string]any{"n": -42}, []any{"x"}},
+		{"integer is not a string", "g.V().has('count', '-42').count()", nil, []any{int64(0)}},
+		{"boolean property", "g.V().has('flag', true).values('count')", nil, []any{int64(-42)}},
+		{"boolean binding", "g.V().has('flag', b).values('flag')", map[string]any{"b": true}, []any{true}},
+		{"boolean is not an integer", "g.V().has('flag', 1).count()", nil, []any{int64(0)}},
+		{"escapes", `g.V().has('text', 'caf\u00e9 "q" \\ \u0001 \u0000 \uD83D\uDE00').values('name')`, nil, []any{"x"}},
+		{"escapes, double quotes", `g.V().has("text", "café \"q\" \\ \u0001 \u0000 😀").values('name')`, nil, []any{"x"}},
+		{"created_at", "g.V().hasLabel('sample').values('created_at')", nil, []any{"2026-11-29T00:00:00.000Z"}},
+		{"has created_at", "g.V().has('created_at', '2026-11-29T00:00:00.000Z').hasLabel('sample').count()", nil, []any{int64(1)}},
+		{"has created_at, integer", "g.V().has('created_at', 1).count()", nil, []any{int64(0)}},
+		{"outE then limit", "g.V().has('short_url_token', '7BTadEDkJ8').outE('short_url_visited').limit(1).values('event_identifier')", nil, []any{firstEvent}},
+		{"outE has", "g.V().hasLabel('short_url').outE('short_url_visited').has('event_identifier', 'ev_2').count()", nil, []any{int64(1)}},
+		{"outE any label", "g.V().hasLabel('short_url').outE().count()", nil, []any{int64(3)}},
+		{"outE other label", "g.V().hasLabel('short_url').outE('other').count()", nil, []any{int64(0)}},
+		{"inE", "g.V().hasLabel('short_url').inE('short_url_visited').count()", nil, []any{int64(3)}},
+		{"edge ids", "g.V().hasLabel('short_url').outE('short_url_visited').id()", nil, []any{clickIDs[0], clickIDs[1], clickIDs[2]}},
+		{"edge label", "g.V().hasLabel('short_url').outE().limit(1).label()", nil, []any{"short_url_visited"}},
+		{"limit 0", "g.V().limit(0)", nil, []any{}},
+		{"limit binding", "g.V().hasLabel('short_url').limit(n).count()", map[string]any{"n": 2}, []any{int64(2)}},
+		{"count of count", "g.V().count().count()", nil, []any{int64(1)}},
+		{"project by values traversal", "g.V().hasLabel('short_url').has('short_url_token', 'partial000').project('t', 'p').by(__.values('target_url')).by(values('short_url_path'))", nil,
+			[]any{map[string]any{"p": "https://s.example/partial000"}}},
+		{"project by binding key", "g.V().hasLabel('sample').project('k').by(k)", map[string]any{"k": "name"}, []any{map[string]any{"k": "x"}}},
+		{"nested project", "g.V().hasLabel('sample').project('a').by(__.project('b').by('name'))", nil, []any{map[string]any{"a": map[string]any{"b": "x"}}}},
+		{"project on empty", "g.V().hasLabel('nothing').project('a').by('a')", nil, []any{}},
+		{"trailing semicolon", "g.V().hasLabel('short_url').count();", nil, []any{int64(3)}},
+		{"whitespace", "g .V( )\n\t.hasLabel( 'short_url' )\r\n.count( )", nil, []any{int64(3)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := e.query(t, tt.query, tt.bindings)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func sortedLabels(t *testing.T, v graphson.Vertex, otherLabel string) []any {
+	t.Helper()
+	other, err := graphson.NewVertex(otherLabel, graphson.Properties{"short_url_token": v.Properties["short_url_token"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.ID < other.ID {
+		return []any{v.Label, other.Label}
+	}
+	return []any{other.Label, v.Label}
+}
+
+func TestGremlinElements(t *testing.T) {
+	e := newEnv(t, Options{})
+	f := seedGraph(t, e)
+	status, r := e.gremlin(t, "g.V().hasLabel('sample')", nil)
+	want := `{"@type":"g:List","@value":[{"@type":"g:Vertex","@value":{"id":"` + f.sample.ID + `","label":"sample"}}]}`
+	if status != http.StatusOK || string(r.Result.Data) != want {
+		t.Errorf("vertex: HTTP %d, data %s; want %s", status, r.Result.Data, want)
+	}
+	c := f.clicks[0]
+	status, r = e.gremlin(t, "g.V().hasLabel('short_url').has('short_url_token', '7BTadEDkJ8').project('e', 'n').by(__.outE().has('event_identifier', 'ev_1')).by('short_url_token')", nil)
+	want = `{"@type":"g:List","@value":[{"@type":"g:Map","@value":["e",{"@type":"g:Edge","@value":{"id":"` + c.ID +
+		`","label":"short_url_visited","inVLabel":"short_url","outVLabel":"short_url","inV":"` + c.InV + `","outV":"` + c.OutV + `"}},"n","7BTadEDkJ8"]}]}`
+	if status != http.StatusOK || string(r.Result.Data) != want {
+		t.Errorf("edge in map: HTTP %d, data %s;\nwant %s", status, r.Result.Data, want)
+	}
+}

@@ -1,0 +1,352 @@
+// Package localpersist is local Persist: a faithful, self-contained implementation of
+// Persist's HTTP contract (SPEC §3) backed by an embedded, pure-Go SQLite file.
+//
+// Persist is an identity-hashed graph store. POST /persist/ingest accepts a typed
+// GraphSON v3 document, recomputes every element's identity (internal/graphson,
+// schemas/IDENTITY.md), refuses producer-sent created_at, and stores the elements
+// idempotently with a server-managed created_at. It answers 200 only after the
+// transaction is durable (WAL, synchronous=FULL); concurrent ingests are
+// group-committed by a single writer goroutine, and a batch that fails is retried
+// document by document. Errors: 400 invalid document, 405, 413, 415, 500 database
+// failure, 503 closed.
+//
+// POST /persist/gremlin answers a parsed subset of Gremlin-Groovy (grammar in
+// parser.go; steps hasLabel, has, limit, count, values, outE, inE, id, label and
+// project with one by() per key) in the Gremlin Server HTTP shape with typed GraphSON
+// v3. Results come in element-id order; created_at reads like any other property; a
+// project() key whose by() finds no value is left out of the map. Errors use
+// Gremlin Server's codes: a malformed request is HTTP 400 / 499, a script that cannot
+// be evaluated (syntax, unsupported step, unbound variable, wrong type) HTTP 500 / 597,
+// a storage failure HTTP 500 / 500. Nothing outside the subset is guessed at.
+//
+// The package stands in for a separate service: it imports only internal/graphson,
+// the standard library and modernc.org/sqlite, never Linoone's domain.
+package localpersist
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// Default limits.
+const (
+	DefaultMaxBodyBytes = 1 << 20
+	DefaultMaxBatch     = 256
+)
+
+// errClosed reports a request that reached a closed store.
+var errClosed = errors.New("local persist is closed")
+
+// Options configures a Store. The zero value is usable.
+type Options struct {
+	// Logger receives the store's logs; nil discards them.
+	Logger *slog.Logger
+	// Now is the clock for server-managed created_at; nil means time.Now.
+	Now func() time.Time
+	// MaxBodyBytes bounds a request body; 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// MaxBatch bounds how many ingest documents one transaction commits;
+	// 0 means DefaultMaxBatch.
+	MaxBatch int
+}
+
+// Stats counts the writer's work since Open.
+type Stats struct {
+	// Transactions is the number of committed write transactions.
+	Transactions uint64
+	// Documents is the number of ingest documents acknowledged as written.
+	Documents uint64
+	// LargestBatch is the largest number of documents one transaction committed.
+	LargestBatch uint64
+}
+
+// Store is an open local Persist database and the HTTP service in front of it.
+type Store struct {
+	log      *slog.Logger
+	now      func() time.Time
+	maxBody  int64
+	maxBatch int
+
+	wdb   *sql.DB // one connection: the group-commit writer
+	rdb   *sql.DB // read pool, concurrent with the writer thanks to WAL
+	ws    writeStmts
+	rs    readStmts
+	stmts *stmtCache
+
+	scripts scriptCache
+
+	mu         sync.RWMutex // guards closed and sends on queue
+	closed     bool
+	queue      chan *ingestRequest
+	writerDone chan struct{}
+
+	transactions atomic.Uint64
+	documents    atomic.Uint64
+	largestBatch atomic.Uint64
+}
+
+// Open opens the SQLite file at path, creating it and its schema if needed, and
+// starts the group-commit writer. Other processes may open the same file at the same
+// time; SQLite's WAL mode and busy timeout arbitrate.
+func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) {
+	if path == "" {
+		return nil, errors.New("open local persist: empty database path")
+	}
+	if opts.MaxBodyBytes < 0 || opts.MaxBatch < 0 {
+		return nil, fmt.Errorf("open local persist: negative limit (max body %d, max batch %d)", opts.MaxBodyBytes, opts.MaxBatch)
+	}
+	s := &Store{log: opts.Logger, now: opts.Now, maxBody: opts.MaxBodyBytes, maxBatch: opts.MaxBatch}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.maxBody == 0 {
+		s.maxBody = DefaultMaxBodyBytes
+	}
+	if s.maxBatch == 0 {
+		s.maxBatch = DefaultMaxBatch
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open local persist %s: %w", path, err)
+	}
+
+	var closers []func() error
+	defer func() {
+		if err != nil {
+			for i := len(closers) - 1; i >= 0; i-- {
+				_ = closers[i]()
+			}
+		}
+	}()
+
+	if s.wdb, err = sql.Open("sqlite", dsn(abs, true)); err != nil {
+		return nil, fmt.Errorf("open local persist %s: %w", abs, err)
+	}
+	closers = append(closers, s.wdb.Close)
+	s.wdb.SetMaxOpenConns(1)
+	s.wdb.SetMaxIdleConns(1)
+	s.wdb.SetConnMaxIdleTime(0)
+	s.wdb.SetConnMaxLifetime(0)
+	if err = migrate(ctx, s.wdb); err != nil {
+		return nil, fmt.Errorf("open local persist %s: %w", abs, err)
+	}
+
+	if s.rdb, err = sql.Open("sqlite", dsn(abs, false)); err != nil {
+		return nil, fmt.Errorf("open local persist %s: read pool: %w", abs, err)
+	}
+	closers = append(closers, s.rdb.Close)
+	readers := max(4, runtime.GOMAXPROCS(0))
+	s.rdb.SetMaxOpenConns(readers)
+	s.rdb.SetMaxIdleConns(readers)
+	s.rdb.SetConnMaxIdleTime(0)
+	s.rdb.SetConnMaxLifetime(0)
+	if err = s.rdb.PingContext(ctx); err != nil {
+		return nil, fmt.Errorf("open local persist %s: read pool: %w", abs, err)
+	}
+
+	if err = s.ws.prepare(ctx, s.wdb); err != nil {
+		return nil, fmt.Errorf("open local persist %s: %w", abs, err)
+	}
+	closers = append(closers, s.ws.close)
+	if err = s.rs.prepare(ctx, s.rdb); err != nil {
+		return nil, fmt.Errorf("open local persist %s: %w", abs, err)
+	}
+	closers = append(closers, s.rs.close)
+	s.stmts = newStmtCache(s.rdb)
+
+	s.queue = make(chan *ingestRequest, s.maxBatch)
+	s.writerDone = make(chan struct{})
+	go s.runWriter()
+	s.log.Info("local persist open", "path", abs, "max_batch", s.maxBatch, "max_body_bytes", s.maxBody, "read_connections", readers)
+	return s, nil
+}
+
+// dsn is the modernc.org/sqlite data source name for the file at abs. The writer
+// takes its lock when a transaction begins (_txlock=immediate), so a transaction
+// never fails half-way on a lock upgrade; readers are query_only.
+func dsn(abs string, writer bool) string {
+	q := "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)"
+	if writer {
+		q += "&_txlock=immediate"
+	} else {
+		q += "&_pragma=query_only(1)"
+	}
+	return "file:" + (&url.URL{Path: filepath.ToSlash(abs)}).EscapedPath() + "?" + q
+}
+
+// Close stops accepting ingests, lets the writer finish (and acknowledge) every
+// document already handed to it, and closes the database. It is safe to call twice.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.queue)
+	s.mu.Unlock()
+	<-s.writerDone
+	err := errors.Join(s.stmts.close(), s.rs.close(), s.ws.close(), s.rdb.Close(), s.wdb.Close())
+	if err != nil {
+		return fmt.Errorf("close local persist: %w", err)
+	}
+	return nil
+}
+
+// Stats reports the writer's counters.
+func (s *Store) Stats() Stats {
+	return Stats{
+		Transactions: s.transactions.Load(),
+		Documents:    s.documents.Load(),
+		LargestBatch: s.largestBatch.Load(),
+	}
+}
+
+// Handler serves Persist's HTTP contract: POST /persist/ingest, POST /persist/gremlin
+// and GET /healthz.
+func (s *Store) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/persist/ingest", s.handleIngest)
+	mux.HandleFunc("/persist/gremlin", s.handleGremlin)
+	mux.HandleFunc("/healthz", s.handleHealth)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSONError(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path)
+	})
+	return mux
+}
+
+func (s *Store) handleHealth(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeJSONError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed: use GET")
+		return
+	}
+	var one int
+	if err := s.rdb.QueryRowContext(r.Context(), `SELECT 1`).Scan(&one); err != nil {
+		s.log.ErrorContext(r.Context(), "health check failed", "error", err)
+		writeJSON(w, http.StatusServiceUnavailable, []byte(`{"status":"unavailable"}`))
+		return
+	}
+	writeJSON(w, http.StatusOK, []byte(`{"status":"ok"}`))
+}
+
+// An element's properties, server-managed created_at included.
+const (
+	vertexPropertiesSQL = `SELECT key, kind, value FROM vertex_properties WHERE vertex_id = ?1
+		UNION ALL SELECT 'created_at', 's', created_at FROM vertices WHERE id = ?1`
+	edgePropertiesSQL = `SELECT key, kind, value FROM edge_properties WHERE edge_id = ?1
+		UNION ALL SELECT 'created_at', 's', created_at FROM edges WHERE id = ?1`
+)
+
+// readStmts are the statements of the read path that do not depend on the query's
+// shape; shape-dependent ones live in the stmtCache.
+type readStmts struct {
+	vertexProps *sql.Stmt
+	edgeProps   *sql.Stmt
+}
+
+func (r *readStmts) prepare(ctx context.Context, db *sql.DB) error {
+	var err error
+	if r.vertexProps, err = db.PrepareContext(ctx, vertexPropertiesSQL); err != nil {
+		return fmt.Errorf("prepare vertex properties: %w", err)
+	}
+	if r.edgeProps, err = db.PrepareContext(ctx, edgePropertiesSQL); err != nil {
+		return fmt.Errorf("prepare edge properties: %w", err)
+	}
+	return nil
+}
+
+func (r *readStmts) close() error {
+	return closeStmts(r.vertexProps, r.edgeProps)
+}
+
+func closeStmts(stmts ...*sql.Stmt) error {
+	var errs []error
+	for _, st := range stmts {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// stmtCache holds prepared statements keyed by their SQL text. The text depends only
+// on a traversal's shape (how many labels, which filters), never on values, so the
+// set stays small; past maxCachedStmts a statement is prepared for one use.
+type stmtCache struct {
+	db *sql.DB
+	mu sync.Mutex
+	m  map[string]*sql.Stmt
+}
+
+const maxCachedStmts = 256
+
+func newStmtCache(db *sql.DB) *stmtCache {
+	return &stmtCache{db: db, m: make(map[string]*sql.Stmt)}
+}
+
+// query runs the statement with the given SQL text.
+func (c *stmtCache) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	c.mu.Lock()
+	st, ok := c.m[query]
+	c.mu.Unlock()
+	if ok {
+		return st.QueryContext(ctx, args...)
+	}
+	st, err := c.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("prepare: %w", err)
+	}
+	c.mu.Lock()
+	if prev, ok := c.m[query]; ok {
+		c.mu.Unlock()
+		_ = st.Close()
+		return prev.QueryContext(ctx, args...)
+	}
+	if len(c.m) < maxCachedStmts {
+		c.m[query] = st
+		c.mu.Unlock()
+		return st.QueryContext(ctx, args...)
+	}
+	c.mu.Unlock()
+	// Not cached: the statement must outlive its rows, so close it only after
+	// the caller has read them. database/sql allows closing a Stmt with open Rows:
+	// the rows keep the connection-level statement alive until they are closed.
+	rows, err := st.QueryContext(ctx, args...)
+	_ = st.Close()
+	return rows, err
+}
+
+func (c *stmtCache) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	for k, st := range c.m {
+		errs = append(errs, st.Close())
+		delete(c.m, k)
+	}
+	return errors.Join(errs...)
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}

@@ -1,0 +1,136 @@
+package localpersist
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"strings"
+	"testing"
+)
+
+// queryPlan returns the detail lines of EXPLAIN QUERY PLAN for a statement.
+func queryPlan(t *testing.T, s *Store, query string, args ...any) string {
+	t.Helper()
+	rows, err := s.rdb.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		t.Fatalf("explain %s: %v", query, err)
+	}
+	defer rows.Close()
+	var lines []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(lines, "\n")
+}
+
+func TestQueriesUseIndexes(t *testing.T) {
+	e := newEnv(t, Options{})
+	seedGraph(t, e)
+	startPlan := func(script string) (string, []any) {
+		t.Helper()
+		root, err := parse(script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := compile(script, root, map[string]any{"token": "7BTadEDkJ8"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, args, _, ok := startQuery(p)
+		if !ok {
+			t.Fatalf("%s: no start query", script)
+		}
+		return q, args
+	}
+	countEdges := func(dir stepKind, labels ...string) (string, []any) {
+		where, args := edgeFilter(&step{kind: dir, labels: labels}, "x")
+		return "SELECT count(*) FROM edges WHERE " + where, args
+	}
+	tests := []struct {
+		name  string
+		query func() (string, []any)
+		want  string
+		sorts bool // sorting the (few) matches by id is expected
+	}{
+		{"token lookup", func() (string, []any) { return startPlan(lookupQuery) },
+			"SEARCH p USING COVERING INDEX vertex_properties_by_value (key=? AND kind=? AND value=? AND label=?)", false},
+		{"token count", func() (string, []any) { return startPlan(countQuery) },
+			"SEARCH p USING COVERING INDEX vertex_properties_by_value (key=? AND kind=? AND value=? AND label=?)", false},
+		{"has without hasLabel", func() (string, []any) { return startPlan("g.V().has('short_url_token', token)") },
+			"SEARCH p USING COVERING INDEX vertex_properties_by_value (key=? AND kind=? AND value=?)", true},
+		{"hasLabel", func() (string, []any) { return startPlan("g.V().hasLabel('short_url')") },
+			"SEARCH vertices USING COVERING INDEX vertices_by_label (label=?)", false},
+		{"outE count", func() (string, []any) { return countEdges(stepOutE, "short_url_visited") },
+			"SEARCH edges USING COVERING INDEX edges_by_out (out_v=? AND label=?)", false},
+		{"inE count", func() (string, []any) { return countEdges(stepInE, "short_url_visited") },
+			"SEARCH edges USING COVERING INDEX edges_by_in (in_v=? AND label=?)", false},
+		{"vertex properties", func() (string, []any) { return vertexPropertiesSQL, []any{"x"} },
+			"SEARCH vertex_properties USING PRIMARY KEY (vertex_id=?)", false},
+		{"edge properties", func() (string, []any) { return edgePropertiesSQL, []any{"x"} },
+			"SEARCH edge_properties USING PRIMARY KEY (edge_id=?)", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q, args := tt.query()
+			plan := queryPlan(t, e.store, q, args...)
+			if !strings.Contains(plan, tt.want) {
+				t.Errorf("plan for %s:\n%s\nwant a line %q", q, plan, tt.want)
+			}
+			if strings.Contains(plan, "SCAN") || (!tt.sorts && strings.Contains(plan, "TEMP B-TREE")) {
+				t.Errorf("plan for %s scans or sorts:\n%s", q, plan)
+			}
+		})
+	}
+}
+
+func TestConnectionSettings(t *testing.T) {
+	// A path that needs escaping in a file: URI.
+	dir := t.TempDir() + "/a dir?with#odd%chars"
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := dir + "/persist.db"
+	e := openEnv(t, path, Options{})
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("database file not at %s: %v", path, err)
+	}
+	tests := []struct {
+		db     *sql.DB
+		pragma string
+		want   string
+	}{
+		{e.store.wdb, "journal_mode", "wal"},
+		{e.store.wdb, "synchronous", "2"}, // FULL
+		{e.store.wdb, "busy_timeout", "5000"},
+		{e.store.wdb, "foreign_keys", "1"},
+		{e.store.wdb, "user_version", "1"},
+		{e.store.rdb, "journal_mode", "wal"},
+		{e.store.rdb, "query_only", "1"},
+		{e.store.rdb, "busy_timeout", "5000"},
+	}
+	for _, tt := range tests {
+		var got string
+		if err := tt.db.QueryRowContext(context.Background(), "PRAGMA "+tt.pragma).Scan(&got); err != nil {
+			t.Fatalf("%s: %v", tt.pragma, err)
+		}
+		if got != tt.want {
+			t.Errorf("PRAGMA %s = %s, want %s", tt.pragma, got, tt.want)
+		}
+	}
+	// Opening the same file again (another process would) works alongside.
+	other, err := Open(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatalf("second open: %v", err)
+	}
+	if err := other.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

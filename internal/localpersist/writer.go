@@ -1,0 +1,277 @@
+package localpersist
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/linoone/linoone/internal/graphson"
+)
+
+// createdAtLayout is RFC 3339 in UTC with millisecond precision.
+const createdAtLayout = "2006-01-02T15:04:05.000Z"
+
+// writeStmts are the writer's prepared statements, on its single connection.
+type writeStmts struct {
+	insertVertex     *sql.Stmt
+	insertVertexProp *sql.Stmt
+	insertEdge       *sql.Stmt
+	insertEdgeProp   *sql.Stmt
+	vertexLabel      *sql.Stmt
+}
+
+func (w *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
+	for _, p := range []struct {
+		dst   **sql.Stmt
+		query string
+	}{
+		{&w.insertVertex, `INSERT INTO vertices (id, label, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`},
+		{&w.insertVertexProp, `INSERT INTO vertex_properties (vertex_id, key, label, kind, value) VALUES (?, ?, ?, ?, ?)`},
+		{&w.insertEdge, `INSERT INTO edges (id, label, out_v, out_label, in_v, in_label, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`},
+		{&w.insertEdgeProp, `INSERT INTO edge_properties (edge_id, key, kind, value) VALUES (?, ?, ?, ?)`},
+		{&w.vertexLabel, `SELECT label FROM vertices WHERE id = ?`},
+	} {
+		st, err := db.PrepareContext(ctx, p.query)
+		if err != nil {
+			return fmt.Errorf("prepare %q: %w", p.query, err)
+		}
+		*p.dst = st
+	}
+	return nil
+}
+
+func (w *writeStmts) close() error {
+	return closeStmts(w.insertVertex, w.insertVertexProp, w.insertEdge, w.insertEdgeProp, w.vertexLabel)
+}
+
+// in binds the statements to a transaction.
+func (w *writeStmts) in(ctx context.Context, tx *sql.Tx) *writeStmts {
+	return &writeStmts{
+		insertVertex:     tx.StmtContext(ctx, w.insertVertex),
+		insertVertexProp: tx.StmtContext(ctx, w.insertVertexProp),
+		insertEdge:       tx.StmtContext(ctx, w.insertEdge),
+		insertEdgeProp:   tx.StmtContext(ctx, w.insertEdgeProp),
+		vertexLabel:      tx.StmtContext(ctx, w.vertexLabel),
+	}
+}
+
+// runWriter is the single writer goroutine. It takes whatever documents are waiting
+// (up to maxBatch), commits them in one transaction, and only then answers each.
+// It returns when the queue is closed and drained.
+func (s *Store) runWriter() {
+	defer close(s.writerDone)
+	batch := make([]*ingestRequest, 0, s.maxBatch)
+	for req := range s.queue {
+		batch = append(batch[:0], req)
+	drain:
+		for len(batch) < s.maxBatch {
+			select {
+			case r, ok := <-s.queue:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		s.commitBatch(batch)
+		clear(batch)
+	}
+}
+
+// commitBatch writes a batch in one transaction. If that transaction fails, each
+// document is retried in a transaction of its own, so one bad document cannot fail
+// the others; every document is answered exactly once, after its outcome is final.
+func (s *Store) commitBatch(batch []*ingestRequest) {
+	// Writes are not tied to any one request's context: once started they finish.
+	ctx := context.Background()
+	now := s.now().UTC().Format(createdAtLayout)
+	results, err := s.writeBatch(ctx, batch, now)
+	if err == nil {
+		s.acknowledge(batch, results)
+		return
+	}
+	if len(batch) == 1 {
+		batch[0].done <- ingestResult{err: err}
+		return
+	}
+	s.log.Warn("group commit failed, retrying documents one by one", "documents", len(batch), "error", err)
+	for _, req := range batch {
+		one := []*ingestRequest{req}
+		results, err := s.writeBatch(ctx, one, now)
+		if err != nil {
+			req.done <- ingestResult{err: err}
+			continue
+		}
+		s.acknowledge(one, results)
+	}
+}
+
+// acknowledge counts the documents of a committed transaction, then answers them.
+func (s *Store) acknowledge(batch []*ingestRequest, results []ingestResult) {
+	var written uint64
+	for _, r := range results {
+		if r.reject == nil {
+			written++
+		}
+	}
+	s.transactions.Add(1)
+	s.documents.Add(written)
+	for {
+		cur := s.largestBatch.Load()
+		if written <= cur || s.largestBatch.CompareAndSwap(cur, written) {
+			break
+		}
+	}
+	for i, req := range batch {
+		req.done <- results[i]
+	}
+}
+
+// writeBatch writes the documents in one transaction and commits it. A document that
+// is invalid given the stored graph is rejected without writing anything of it and
+// without failing the others; any database error fails the whole transaction.
+func (s *Store) writeBatch(ctx context.Context, batch []*ingestRequest, now string) (_ []ingestResult, err error) {
+	tx, err := s.wdb.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("begin write transaction: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	st := s.ws.in(ctx, tx)
+	results := make([]ingestResult, len(batch))
+	for i, req := range batch {
+		if results[i], err = st.writeDocument(ctx, req, now); err != nil {
+			return nil, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("commit write transaction: %w", err)
+	}
+	return results, nil
+}
+
+// writeDocument writes one document inside the writer's transaction.
+func (st *writeStmts) writeDocument(ctx context.Context, req *ingestRequest, now string) (ingestResult, error) {
+	doc := req.doc
+	stored := map[string]string{}
+	for i, e := range doc.Edges {
+		for _, end := range []struct{ dir, id, label string }{{"outV", e.OutV, e.OutVLabel}, {"inV", e.InV, e.InVLabel}} {
+			if _, ok := req.labels[end.id]; ok {
+				continue // checked against the document by parseIngest
+			}
+			label, ok := stored[end.id]
+			if !ok {
+				err := st.vertexLabel.QueryRowContext(ctx, end.id).Scan(&label)
+				if errors.Is(err, sql.ErrNoRows) {
+					return ingestResult{reject: fmt.Errorf("edge %d (%s): %s %s is neither a vertex of the document nor a stored vertex", i, e.Label, end.dir, end.id)}, nil
+				}
+				if err != nil {
+					return ingestResult{}, fmt.Errorf("look up vertex %s: %w", end.id, err)
+				}
+				stored[end.id] = label
+			}
+			if label != end.label {
+				return ingestResult{reject: fmt.Errorf("edge %d (%s): %sLabel %q does not match stored vertex %s labelled %q", i, e.Label, end.dir, end.label, end.id, label)}, nil
+			}
+		}
+	}
+
+	res := ingestResult{vertices: ingestCount{Received: len(doc.Vertices)}, edges: ingestCount{Received: len(doc.Edges)}}
+	for _, v := range doc.Vertices {
+		created, err := execCreated(ctx, st.insertVertex, v.ID, v.Label, now)
+		if err != nil {
+			return ingestResult{}, fmt.Errorf("insert vertex %s: %w", v.ID, err)
+		}
+		if !created {
+			continue // same id, same label and properties: already stored
+		}
+		res.vertices.Created++
+		for k, val := range v.Properties {
+			kind, value, err := encodeValue(val)
+			if err != nil {
+				return ingestResult{}, fmt.Errorf("vertex %s property %s: %w", v.ID, k, err)
+			}
+			if _, err := st.insertVertexProp.ExecContext(ctx, v.ID, k, v.Label, kind, value); err != nil {
+				return ingestResult{}, fmt.Errorf("insert vertex %s property %s: %w", v.ID, k, err)
+			}
+		}
+	}
+	for _, e := range doc.Edges {
+		created, err := execCreated(ctx, st.insertEdge, e.ID, e.Label, e.OutV, e.OutVLabel, e.InV, e.InVLabel, now)
+		if err != nil {
+			return ingestResult{}, fmt.Errorf("insert edge %s: %w", e.ID, err)
+		}
+		if !created {
+			continue
+		}
+		res.edges.Created++
+		for k, val := range e.Properties {
+			kind, value, err := encodeValue(val)
+			if err != nil {
+				return ingestResult{}, fmt.Errorf("edge %s property %s: %w", e.ID, k, err)
+			}
+			if _, err := st.insertEdgeProp.ExecContext(ctx, e.ID, k, kind, value); err != nil {
+				return ingestResult{}, fmt.Errorf("insert edge %s property %s: %w", e.ID, k, err)
+			}
+		}
+	}
+	return res, nil
+}
+
+// execCreated runs an INSERT … ON CONFLICT DO NOTHING and reports whether it
+// inserted a row.
+func execCreated(ctx context.Context, st *sql.Stmt, args ...any) (bool, error) {
+	r, err := st.ExecContext(ctx, args...)
+	if err != nil {
+		return false, err
+	}
+	n, err := r.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("rows affected: %w", err)
+	}
+	return n == 1, nil
+}
+
+// encodeValue maps a property value to its stored kind and SQLite value.
+func encodeValue(v any) (string, any, error) {
+	switch v := v.(type) {
+	case string:
+		return "s", v, nil
+	case int64:
+		return "i", v, nil
+	case bool:
+		if v {
+			return "b", int64(1), nil
+		}
+		return "b", int64(0), nil
+	}
+	return "", nil, fmt.Errorf("%w: unsupported property value type %T", graphson.ErrInvalid, v)
+}
+
+// decodeValue is the inverse of encodeValue.
+func decodeValue(kind string, v any) (any, error) {
+	switch kind {
+	case "s":
+		switch v := v.(type) {
+		case string:
+			return v, nil
+		case []byte:
+			return string(v), nil
+		}
+	case "i":
+		if n, ok := v.(int64); ok {
+			return n, nil
+		}
+	case "b":
+		if n, ok := v.(int64); ok {
+			return n != 0, nil
+		}
+	}
+	return nil, fmt.Errorf("stored value of kind %q has type %T", kind, v)
+}
