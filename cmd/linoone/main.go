@@ -4,6 +4,7 @@
 //	linoone shorten URL    issue a short URL through the management API (SigV4-signed)
 //	linoone dlq            list the click facts waiting in the local click DLQ
 //	linoone replay         republish the local click DLQ onto the local bus
+//	linoone consume        deliver the local bus into Persist apart from serve
 //	linoone discover …     decide how the resolver is reached on AWS (read-only)
 //
 // main only wires: configuration comes from the environment, and everything runs in
@@ -35,6 +36,7 @@ commands:
   shorten URL           issue a short URL; prints it
   dlq                   list click facts waiting in the local click DLQ
   replay                republish the local click DLQ; prints how many were replayed
+  consume [--drain]     deliver the local bus into Persist (with LINOONE_CONSUMER=external)
   discover --domain D   infrastructure discovery for a custom domain (read-only, AWS)
 
 configuration is read from LINOONE_* environment variables; see README.md.
@@ -52,6 +54,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = serve(ctx, args[1:], getenv, stdout, stderr)
 	case "shorten":
 		err = shorten(ctx, args[1:], getenv, stdout, stderr)
+	case "consume":
+		err = consume(ctx, args[1:], getenv, stdout, stderr)
 	case "dlq":
 		err = listDLQ(ctx, args[1:], getenv, stdout)
 	case "replay":

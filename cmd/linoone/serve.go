@@ -89,12 +89,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if cfg.BusFault != "" {
 		log.Warn("bus fault drill: every publish fails", "fault", cfg.BusFault)
 	}
-	consumer, err := localbus.NewConsumer(filepath.Join(cfg.DataDir, busDir), localbus.ConsumerOptions{
-		Ingester: pc, FactsPath: filepath.Join(cfg.DataDir, factsFile), Notify: bus.Notify(), Logger: log})
-	if err != nil {
-		return fmt.Errorf("bus consumer: %w", err)
+	var consumer *localbus.Consumer
+	if cfg.Consumer == "inline" {
+		if consumer, err = newConsumer(cfg, pc, bus.Notify(), log); err != nil {
+			return err
+		}
+		s.consumer = consumer
 	}
-	s.consumer = consumer
 	dlq, err := localbus.OpenDLQ(filepath.Join(cfg.DataDir, dlqDir), localbus.DLQOptions{Logger: log})
 	if err != nil {
 		return fmt.Errorf("click dlq: %w", err)
@@ -194,11 +195,13 @@ func (s *stack) run(ctx context.Context, cfg config.Config, consumer *localbus.C
 
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	var workers sync.WaitGroup
-	workers.Go(func() {
-		if err := consumer.Run(bg); err != nil && !errors.Is(err, context.Canceled) {
-			s.log.Error("bus consumer stopped", "err", err)
-		}
-	})
+	if consumer != nil {
+		workers.Go(func() {
+			if err := consumer.Run(bg); err != nil && !errors.Is(err, context.Canceled) {
+				s.log.Error("bus consumer stopped", "err", err)
+			}
+		})
+	}
 	workers.Go(func() { _ = emf.Run(bg, 10*time.Second) })
 
 	s.log.Info("linoone serving",
@@ -206,6 +209,7 @@ func (s *stack) run(ctx context.Context, cfg config.Config, consumer *localbus.C
 		"management", "http://"+s.managementLn.Addr().String(),
 		"persist", cfg.PersistURL,
 		"resolver_base_url", cfg.ResolverBaseURL,
+		"bus_consumer", cfg.Consumer,
 		"data_dir", cfg.DataDir)
 
 	var runErr error
@@ -227,8 +231,10 @@ func (s *stack) run(ctx context.Context, cfg config.Config, consumer *localbus.C
 	shut.Wait()
 	stopBG()
 	workers.Wait()
-	if err := consumer.Drain(sctx); err != nil {
-		s.log.Error("bus not fully delivered at shutdown; the rest is delivered at the next start", "err", err)
+	if consumer != nil {
+		if err := consumer.Drain(sctx); err != nil {
+			s.log.Error("bus not fully delivered at shutdown; the rest is delivered at the next start", "err", err)
+		}
 	}
 	if s.persist != nil {
 		_ = s.persist.Shutdown(sctx)
@@ -253,4 +259,51 @@ func (s *stack) close() {
 			_ = ln.Close()
 		}
 	}
+}
+
+// newConsumer is the local bus consumer: it ingests facts into Persist and appends
+// them to facts.jsonl.
+func newConsumer(cfg config.Config, pc *persist.Client, notify <-chan struct{}, log *slog.Logger) (*localbus.Consumer, error) {
+	c, err := localbus.NewConsumer(filepath.Join(cfg.DataDir, busDir), localbus.ConsumerOptions{
+		Ingester: pc, FactsPath: filepath.Join(cfg.DataDir, factsFile), Notify: notify, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("bus consumer: %w", err)
+	}
+	return c, nil
+}
+
+// consume runs the local bus consumer on its own, for LINOONE_CONSUMER=external: the
+// way production consumers run apart from the resolver. With --drain it delivers
+// what is queued and exits.
+func consume(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("consume", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	drain := fs.Bool("drain", false, "deliver what is queued, then exit")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return err
+	}
+	log := cfg.Logger(stderr)
+	pc, err := persist.New(persist.Config{BaseURL: cfg.PersistURL, Timeout: cfg.PersistTimeout, InlineLiterals: cfg.PersistInline})
+	if err != nil {
+		return err
+	}
+	c, err := newConsumer(cfg, pc, nil, log)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if *drain {
+		if err := c.Drain(ctx); err != nil {
+			return err
+		}
+	} else if err := c.Run(ctx); err != nil {
+		return err
+	}
+	st := c.Stats()
+	_, err = fmt.Fprintf(stdout, "delivered %d, invalid %d\n", st.Delivered, st.Invalid)
+	return err
 }

@@ -23,6 +23,7 @@ type Config struct {
 	PersistAddr    string // LINOONE_PERSIST_ADDR, default 127.0.0.1:8082
 	DataDir        string // LINOONE_DATA_DIR, default ./.linoone
 	BusFault       string // LINOONE_BUS_FAULT: "" or "always"
+	Consumer       string // LINOONE_CONSUMER: "inline" (serve delivers the bus) or "external" (linoone consume does)
 
 	// Shared.
 	Region           string        // LINOONE_REGION, else AWS_REGION, default us-east-1
@@ -104,6 +105,7 @@ func Load(getenv func(string) string) (Config, error) {
 		PersistAddr:      addr("LINOONE_PERSIST_ADDR", "127.0.0.1:8082"),
 		DataDir:          get("LINOONE_DATA_DIR", "./.linoone"),
 		BusFault:         get("LINOONE_BUS_FAULT", ""),
+		Consumer:         get("LINOONE_CONSUMER", "inline"),
 		Region:           get("LINOONE_REGION", get("AWS_REGION", "us-east-1")),
 		Environment:      get("LINOONE_ENVIRONMENT", "local"),
 		ResolverBaseSSM:  get("LINOONE_RESOLVER_BASE_URL_PARAM", ""),
@@ -141,6 +143,9 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if c.BusFault != "" && c.BusFault != "always" {
 		bad("LINOONE_BUS_FAULT", "%q: the only fault is \"always\"", c.BusFault)
+	}
+	if c.Consumer != "inline" && c.Consumer != "external" {
+		bad("LINOONE_CONSUMER", "%q is neither inline nor external", c.Consumer)
 	}
 	if c.EventBus != "" && !busNamePattern.MatchString(c.EventBus) && !busARNPattern.MatchString(c.EventBus) {
 		bad("LINOONE_EVENT_BUS", "%q is neither an event bus name nor an event bus ARN", c.EventBus)
