@@ -265,7 +265,10 @@ func (s *stack) close() {
 // them to facts.jsonl.
 func newConsumer(cfg config.Config, pc *persist.Client, notify <-chan struct{}, log *slog.Logger) (*localbus.Consumer, error) {
 	c, err := localbus.NewConsumer(filepath.Join(cfg.DataDir, busDir), localbus.ConsumerOptions{
-		Ingester: pc, FactsPath: filepath.Join(cfg.DataDir, factsFile), Notify: notify, Logger: log})
+		Ingester: pc, FactsPath: filepath.Join(cfg.DataDir, factsFile), Notify: notify, Logger: log,
+		// Only a document Persist refuses as invalid is set aside; any other failure
+		// (Persist down, credentials, a proxy) blocks and is retried: no click is lost.
+		IsRejected: func(err error) bool { return errors.Is(err, persist.ErrInvalidDocument) }})
 	if err != nil {
 		return nil, fmt.Errorf("bus consumer: %w", err)
 	}

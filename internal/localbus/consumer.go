@@ -1,12 +1,12 @@
 package localbus
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"hash/maphash"
 	"io"
 	"log/slog"
 	"os"
@@ -15,9 +15,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/linoone/linoone/internal/graphson"
-	"github.com/linoone/linoone/internal/shorturl"
 )
 
 const (
@@ -30,6 +27,11 @@ const (
 	defaultMaxBackoff    = 5 * time.Second
 	defaultIngestTimeout = 10 * time.Second
 	loggedRecordBytes    = 512
+	// loggedRejectedBytes bounds the record logged for an event Persist rejected; a
+	// click fact Linoone builds (target ≤ 2 KiB, user agent ≤ 1 KiB) fits whole.
+	loggedRejectedBytes = 16 << 10
+
+	graphSONFormat = "graphson-v3"
 )
 
 var (
@@ -41,9 +43,11 @@ var (
 	ErrInvalidEvent = errors.New("invalid bus event")
 )
 
-// Ingester takes one GraphSON v3 document into Persist (*persist.Client does).
+// Ingester takes one encoded GraphSON v3 ingest body, {"vertices":[…],"edges":[…]},
+// into Persist (*persist.Client does). The consumer never reuses a body it handed
+// over: net/http may still read a request body after the call returned.
 type Ingester interface {
-	Ingest(ctx context.Context, doc graphson.Document) error
+	IngestRaw(ctx context.Context, body []byte) error
 }
 
 // ConsumerOptions configures a Consumer.
@@ -57,19 +61,28 @@ type ConsumerOptions struct {
 	IngestTimeout time.Duration   // per ingest call; default 10s
 	Notify        <-chan struct{} // optional: (*Bus).Notify of an in-process Bus
 	Logger        *slog.Logger    // default: discard
+
+	// IsRejected reports an ingest error that is Persist refusing the document, not
+	// an outage; for *persist.Client: errors.Is(err, persist.ErrRejected). A batch
+	// Persist refuses is ingested event by event, and the events it refuses are
+	// logged and skipped. Optional; by default no error is a rejection: every failed
+	// batch is retried.
+	IsRejected func(error) bool
 }
 
 // ConsumerStats counts what a Consumer did since it was created.
 type ConsumerStats struct {
 	Delivered    int64 // events ingested and appended to the facts log
 	Batches      int64 // batches committed (offset moved)
-	Invalid      int64 // records skipped as not click events
+	Invalid      int64 // records skipped: not click events, or rejected by Persist
 	Retries      int64 // failed batch attempts, retried
 	CorruptBytes int64 // damaged journal bytes stepped over
 }
 
 // Consumer delivers the bus's events: one merged ingest per batch, then the facts
-// log, then the offset. One Consumer runs per bus directory (consumer.lock); Run and
+// log, then the offset. It checks each event's shape with one decode and forwards
+// the fact's GraphSON elements to Persist as they were written; Persist verifies
+// their identities. One Consumer runs per bus directory (consumer.lock); Run and
 // Drain must not run at the same time (the second gets ErrConsumerRunning).
 type Consumer struct {
 	journal    string
@@ -88,6 +101,7 @@ type Consumer struct {
 	f         *os.File
 	buf       []byte
 	torn      tornMark
+	b         batchState
 
 	delivered, batches, invalid, retries, corrupt atomic.Int64
 }
@@ -107,19 +121,6 @@ type offsetState struct {
 	Segment   uint64 `json:"segment"`
 	Position  int64  `json:"position"`
 	FactsSize int64  `json:"facts_size"`
-}
-
-// eventEnvelope is the EventBridge event as journaled by Bus.Publish.
-type eventEnvelope struct {
-	Version    string          `json:"version"`
-	ID         string          `json:"id"`
-	DetailType string          `json:"detail-type"`
-	Source     string          `json:"source"`
-	Account    string          `json:"account"`
-	Time       string          `json:"time"`
-	Region     string          `json:"region"`
-	Resources  []string        `json:"resources"`
-	Detail     json.RawMessage `json:"detail"`
 }
 
 // NewConsumer opens the consumer of the bus in dir: it takes consumer.lock, loads the
@@ -153,6 +154,7 @@ func NewConsumer(dir string, opts ConsumerOptions) (*Consumer, error) {
 		opts:       opts,
 		log:        opts.Logger,
 		tab:        crcTable(),
+		b:          batchState{seen: make(map[uint64]int), seed: maphash.MakeSeed()},
 	}
 	if err := c.open(dir); err != nil {
 		_ = c.Close()
@@ -332,112 +334,130 @@ func (c *Consumer) step(ctx context.Context) (int, error) {
 // deliver commits one batch, retrying with capped exponential backoff without moving
 // the offset until it succeeds or ctx ends.
 func (c *Consumer) deliver(ctx context.Context, recs []record, end int64) error {
-	doc, lines, valid := c.assemble(recs)
+	c.assemble(recs)
 	backoff := c.opts.MinBackoff
 	for {
-		err := c.commit(ctx, doc, valid, lines, end)
+		n, err := c.commit(ctx, recs, end)
 		if err == nil {
-			c.delivered.Add(int64(valid))
+			c.delivered.Add(int64(n))
 			c.batches.Add(1)
 			return nil
 		}
 		c.retries.Add(1)
 		c.log.Warn("consumer batch failed; retrying without moving the offset",
-			"err", err, "events", valid, "retry_in", backoff)
+			"err", err, "events", len(c.b.events), "retry_in", backoff)
 		if !sleep(ctx, backoff) {
-			return fmt.Errorf("deliver batch of %d events: %w (last error: %v)", valid, ctx.Err(), err)
+			return fmt.Errorf("deliver batch of %d events: %w (last error: %v)", len(c.b.events), ctx.Err(), err)
 		}
 		backoff = min(backoff*2, c.opts.MaxBackoff)
 	}
 }
 
-// assemble validates the records and builds the batch's merged ingest document
-// (vertices and edges deduped by id) and its facts log lines.
-func (c *Consumer) assemble(recs []record) (graphson.Document, []byte, int) {
-	var (
-		doc   graphson.Document
-		lines []byte
-		valid int
-		seen  = make(map[string]struct{}, 2*len(recs))
-	)
-	for _, r := range recs {
-		g, err := parseEvent(r.payload)
+// assemble checks the records and keeps the batch's valid events, storing each
+// distinct GraphSON element once: the fact builder's encoding is deterministic, so
+// the short_url vertex of many clicks on one short URL is the same bytes each time.
+func (c *Consumer) assemble(recs []record) {
+	b := &c.b
+	b.reset()
+	for i, r := range recs {
+		vertex, edge, err := b.ev.parse(r.payload)
 		if err != nil {
 			c.invalid.Add(1)
 			c.log.Error("invalid bus event skipped", "err", err, "segment", segmentName(c.seg), "offset", r.pos,
 				"record", string(r.payload[:min(len(r.payload), loggedRecordBytes)]))
 			continue
 		}
-		valid++
-		for _, v := range g.Vertices {
-			if _, dup := seen[v.ID]; !dup {
-				seen[v.ID] = struct{}{}
-				doc.Vertices = append(doc.Vertices, v)
-			}
-		}
-		for _, e := range g.Edges {
-			if _, dup := seen[e.ID]; !dup {
-				seen[e.ID] = struct{}{}
-				doc.Edges = append(doc.Edges, e)
-			}
-		}
-		if bytes.ContainsAny(r.payload, "\r\n") {
-			var b bytes.Buffer
-			_ = json.Compact(&b, r.payload) // valid JSON: parseEvent decoded it
-			lines = append(lines, b.Bytes()...)
-		} else {
-			lines = append(lines, r.payload...)
-		}
-		lines = append(lines, '\n')
+		b.events = append(b.events, batchEvent{rec: i, vertex: b.intern(vertex), edge: b.intern(edge)})
 	}
-	return doc, lines, valid
 }
 
-// parseEvent checks that payload is a GraphFactProduced event carrying a click fact
-// and returns the fact's GraphSON.
-func parseEvent(payload []byte) (graphson.Document, error) {
-	var ev eventEnvelope
-	if err := json.Unmarshal(payload, &ev); err != nil {
-		return graphson.Document{}, fmt.Errorf("%w: %v", ErrInvalidEvent, err)
-	}
-	if ev.DetailType != shorturl.FactDetailType || ev.Source != shorturl.FactSource || ev.ID == "" {
-		return graphson.Document{}, fmt.Errorf("%w: not a %s event from %s", ErrInvalidEvent, shorturl.FactDetailType, shorturl.FactSource)
-	}
-	if _, err := shorturl.ParseFact(ev.Detail); err != nil {
-		return graphson.Document{}, fmt.Errorf("%w: detail: %w", ErrInvalidEvent, err)
-	}
-	var detail struct {
-		GraphSON graphson.Document `json:"graphson"`
-	}
-	if err := json.Unmarshal(ev.Detail, &detail); err != nil {
-		return graphson.Document{}, fmt.Errorf("%w: detail graphson: %v", ErrInvalidEvent, err)
-	}
-	return detail.GraphSON, nil
-}
-
-// commit ingests, appends the facts and syncs them, then moves the offset. Ingest
+// commit ingests what is pending, appends the ingested events to the facts log and
+// syncs it, then moves the offset. It returns how many events it delivered. Ingest
 // runs to completion even if ctx ends meanwhile (bounded by IngestTimeout).
-func (c *Consumer) commit(ctx context.Context, doc graphson.Document, events int, lines []byte, end int64) error {
-	if len(doc.Vertices)+len(doc.Edges) > 0 {
-		ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.IngestTimeout)
-		err := c.opts.Ingester.Ingest(ictx, doc)
-		cancel()
-		if err != nil {
-			return fmt.Errorf("ingest %d events: %w", events, err)
-		}
+func (c *Consumer) commit(ctx context.Context, recs []record, end int64) (int, error) {
+	if err := c.ingest(ctx, recs); err != nil {
+		return 0, err
 	}
+	lines, n := c.b.factsLines(recs)
 	size := c.factsSize
 	if len(lines) > 0 {
 		if err := c.appendFacts(lines); err != nil {
-			return err
+			return 0, err
 		}
 		size += int64(len(lines))
 	}
 	if err := c.saveOffset(offsetState{Segment: c.seg, Position: end, FactsSize: size}); err != nil {
-		return err
+		return 0, err
 	}
 	c.pos, c.factsSize = end, size
+	return n, nil
+}
+
+// ingest takes the batch's pending events into Persist in one merged document. If
+// Persist rejects that document (IsRejected), it ingests the events one by one and
+// marks those Persist rejects, which are skipped: one bad event must not block the
+// queue. Any other failure is returned for the attempt to be retried; what Persist
+// acknowledged stays acknowledged.
+func (c *Consumer) ingest(ctx context.Context, recs []record) error {
+	pending := 0
+	for _, e := range c.b.events {
+		if e.state == eventPending {
+			pending++
+		}
+	}
+	if pending == 0 {
+		return nil
+	}
+	err := c.ingestBody(ctx, c.b.body(-1))
+	if err == nil {
+		for i := range c.b.events {
+			if c.b.events[i].state == eventPending {
+				c.b.events[i].state = eventIngested
+			}
+		}
+		return nil
+	}
+	if !c.rejected(err) {
+		return fmt.Errorf("ingest %d events: %w", pending, err)
+	}
+	if pending > 1 {
+		c.log.Warn("persist rejected a batch; ingesting its events one by one", "err", err, "events", pending)
+	}
+	for i := range c.b.events {
+		e := &c.b.events[i]
+		if e.state != eventPending {
+			continue
+		}
+		if pending > 1 { // else the one event's document is the one just rejected
+			if cerr := ctx.Err(); cerr != nil {
+				return fmt.Errorf("ingest events one by one: %w", cerr)
+			}
+			err = c.ingestBody(ctx, c.b.body(i))
+		}
+		switch {
+		case err == nil:
+			e.state = eventIngested
+		case c.rejected(err):
+			e.state = eventRejected
+			c.invalid.Add(1)
+			r := recs[e.rec]
+			c.log.Error("persist rejected a bus event; skipped", "err", err, "segment", segmentName(c.seg), "offset", r.pos,
+				"record", string(r.payload[:min(len(r.payload), loggedRejectedBytes)]))
+		default:
+			return fmt.Errorf("ingest event at offset %d: %w", recs[e.rec].pos, err)
+		}
+	}
 	return nil
+}
+
+func (c *Consumer) rejected(err error) bool {
+	return c.opts.IsRejected != nil && c.opts.IsRejected(err)
+}
+
+func (c *Consumer) ingestBody(ctx context.Context, body []byte) error {
+	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.IngestTimeout)
+	defer cancel()
+	return c.opts.Ingester.IngestRaw(ictx, body)
 }
 
 // appendFacts appends lines to the facts log and syncs it, first cutting whatever a

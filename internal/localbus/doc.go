@@ -41,13 +41,29 @@
 // the next writer. The consumer deletes a segment once it has read it to the end and
 // a newer one exists.
 //
+// Publish checks the detail only in O(1) (an object by its first and last bytes;
+// one with line breaks is compacted, which validates it): its callers are the fact
+// builder and DLQ replay, whose details are valid JSON already. Validating again cost
+// more than the rest of Publish on every redirect, and a detail that is not JSON
+// cannot harm the journal's framing; the consumer skips its event.
+//
 // # Delivery
 //
-// The consumer is at least once. For each batch it ingests one merged GraphSON
-// document, appends the events to the facts log and fsyncs it, and only then moves
-// its offset (temp file, fsync, rename). A crash before the offset moved redelivers
-// the batch: Persist ingest is idempotent (identity-hashed ids), and the facts log is
-// cut back to the size recorded with the offset before the batch is written again, so
-// the file itself holds each event once; a reader tailing it may still have seen the
-// lines that were cut and must dedupe by idempotency_key.
+// The consumer is at least once. It decodes each event once, checking its shape
+// (envelope, the click fact's constants, one vertex and one edge) and taking the
+// fact's two GraphSON elements as written; it does not recompute identities, Persist
+// verifies them. For each batch it ingests one merged GraphSON document, each
+// distinct element once (the fact builder's encoding is deterministic, so the vertex
+// of many clicks on one short URL is the same bytes), appends the events to the facts
+// log and fsyncs it, and only then moves its offset (temp file, fsync, rename). If
+// Persist rejects the merged document (ConsumerOptions.IsRejected), the consumer
+// ingests the batch's events one by one and skips, logging each whole at ERROR, those
+// Persist rejects, so that one bad event does not block the queue; any other failure
+// is retried with backoff without moving the offset.
+//
+// A crash before the offset moved redelivers the batch: Persist ingest is idempotent
+// (identity-hashed ids), and the facts log is cut back to the size recorded with the
+// offset before the batch is written again, so the file itself holds each event once;
+// a reader tailing it may still have seen the lines that were cut and must dedupe by
+// idempotency_key.
 package localbus

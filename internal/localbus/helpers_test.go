@@ -100,25 +100,47 @@ func publishAll(t testing.TB, b *Bus, fs []shorturl.Fact) {
 	}
 }
 
-// fakeIngester records ingested documents; it fails while failures > 0.
+// errPersistRejected is the fake Persist's answer to a document it refuses, as
+// *persist.Client wraps persist.ErrRejected in its answer to a 4xx.
+var errPersistRejected = errors.New("fake persist rejected the document")
+
+// isRejected is ConsumerOptions.IsRejected for the fake, as the integrator wires
+// errors.Is(err, persist.ErrRejected).
+func isRejected(err error) bool { return errors.Is(err, errPersistRejected) }
+
+// fakeIngester stands in for Persist: it decodes each ingest body strictly into a
+// graphson.Document and verifies the identities, refusing (errPersistRejected) what
+// does not pass, and records the documents it accepted. It fails transiently, as an
+// unreachable Persist does, while failures > 0 or when failOn says so.
 type fakeIngester struct {
 	mu       sync.Mutex
 	docs     []graphson.Document
 	calls    int
+	rejected int
 	failures int
-	onFail   func() // called on each failure, before returning
+	failOn   func(call int) bool // optional: whether call (1-based) fails transiently
+	onFail   func()              // called on each failure, before returning
 }
 
-func (f *fakeIngester) Ingest(_ context.Context, doc graphson.Document) error {
+func (f *fakeIngester) IngestRaw(_ context.Context, body []byte) error {
+	var doc graphson.Document
+	err := json.Unmarshal(body, &doc)
+	if err == nil {
+		err = doc.Verify()
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++
-	if f.failures > 0 {
-		f.failures--
+	if f.failures > 0 || (f.failOn != nil && f.failOn(f.calls)) {
+		f.failures = max(f.failures-1, 0)
 		if f.onFail != nil {
 			f.onFail()
 		}
 		return errors.New("persist unavailable")
+	}
+	if err != nil {
+		f.rejected++
+		return fmt.Errorf("ingest: HTTP 400: %v: %w", err, errPersistRejected)
 	}
 	f.docs = append(f.docs, doc)
 	return nil

@@ -43,6 +43,11 @@ const (
 // since the operation did not happen.
 var ErrRejected = errors.New("persist rejected the request")
 
+// ErrInvalidDocument reports a request Persist refused for its content (HTTP 400 or
+// 422): sending it again cannot succeed, unlike a refusal for authentication,
+// routing or size. It also wraps ErrRejected.
+var ErrInvalidDocument = errors.New("persist refused the document as invalid")
+
 // SigV4 signs Persist calls (on AWS, with the Lambda role's credentials).
 type SigV4 struct {
 	Credentials aws.CredentialsProvider
@@ -287,6 +292,8 @@ func (c *Client) post(ctx context.Context, url string, body []byte, accept strin
 	switch {
 	case resp.StatusCode == http.StatusOK:
 		return b, nil
+	case resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusUnprocessableEntity:
+		return nil, fmt.Errorf("persist %s: HTTP %d: %s: %w", req.URL.Path, resp.StatusCode, snippet(b), errors.Join(ErrInvalidDocument, ErrRejected, shorturl.ErrUnavailable))
 	case resp.StatusCode >= 400 && resp.StatusCode < 500 && resp.StatusCode != http.StatusTooManyRequests:
 		return nil, fmt.Errorf("persist %s: HTTP %d: %s: %w", req.URL.Path, resp.StatusCode, snippet(b), errors.Join(ErrRejected, shorturl.ErrUnavailable))
 	default:

@@ -105,6 +105,7 @@ func TestUnavailable(t *testing.T) {
 		{"503", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", 503) }, false, false},
 		{"429", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "slow down", 429) }, false, false},
 		{"400", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "bad", 400) }, true, false},
+		{"403", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "denied", 403) }, true, false},
 		{"garbage", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "<html>") }, true, false},
 		{"gremlin error status", func(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.WriteString(w, `{"status":{"code":597,"message":"No such property"},"result":{"data":null}}`)
@@ -133,6 +134,9 @@ func TestUnavailable(t *testing.T) {
 			for name, err := range results {
 				if !errors.Is(err, shorturl.ErrUnavailable) || errors.Is(err, shorturl.ErrNotFound) {
 					t.Errorf("%s: err = %v, want ErrUnavailable", name, err)
+				}
+				if invalid := errors.Is(err, persist.ErrInvalidDocument); invalid != (tt.name == "400") {
+					t.Errorf("%s: ErrInvalidDocument = %v (%v)", name, invalid, err)
 				}
 				if tt.rejected != errors.Is(err, persist.ErrRejected) {
 					t.Errorf("%s: ErrRejected = %v, want %v (%v)", name, errors.Is(err, persist.ErrRejected), tt.rejected, err)

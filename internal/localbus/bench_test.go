@@ -1,0 +1,109 @@
+package localbus
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/linoone/linoone/internal/eventid"
+	"github.com/linoone/linoone/internal/shorturl"
+)
+
+// benchRecords journals n click facts as Publish frames them and returns the records
+// the consumer reads back: all of one short URL, or each of its own.
+func benchRecords(b *testing.B, n int, distinct bool) []record {
+	b.Helper()
+	ids := eventid.New()
+	tab := crcTable()
+	e := &encoder{}
+	recs := make([]record, n)
+	for i := range recs {
+		tok := "Tok0000000"
+		if distinct {
+			tok = fmt.Sprintf("Tok%07d", i)
+		}
+		u := shorturl.ShortURL{Token: shorturl.Token(tok), Path: "http://127.0.0.1:8080/" + tok, Target: "https://example.com/some/page?ref=" + tok}
+		id, err := ids.Next()
+		if err != nil {
+			b.Fatal(err)
+		}
+		f, err := shorturl.BuildClickFact(u, shorturl.Visit{IP: "203.0.113.7", UserAgent: "Mozilla/5.0 (X11; Linux x86_64) bench/1.0", At: fixedNow}, id)
+		if err != nil {
+			b.Fatal(err)
+		}
+		frame, err := e.encode(f.Detail, fixedNow, defaultRegion, tab)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, _, st := parseFrame(frame, tab)
+		if st != frameOK {
+			b.Fatal(st)
+		}
+		recs[i] = record{pos: int64(i), payload: append([]byte(nil), p...)}
+	}
+	return recs
+}
+
+type nopIngester struct{}
+
+func (nopIngester) IngestRaw(context.Context, []byte) error { return nil }
+
+// BenchmarkConsumerDeliver measures the consumer's work per delivered event, in
+// batches of 500 journaled click facts: "cpu" turns them into the ingest body and the
+// facts log lines (a no-op Ingester); "commit" is the whole batch commit, which adds
+// the facts log append and fsync and the offset file (temp file, fsync, rename).
+func BenchmarkConsumerDeliver(b *testing.B) {
+	const batch = 500
+	for _, bc := range []struct {
+		name     string
+		distinct bool
+	}{{"same_short_url", false}, {"distinct_short_urls", true}} {
+		for _, commit := range []bool{false, true} {
+			name := bc.name + "/cpu"
+			if commit {
+				name = bc.name + "/commit"
+			}
+			b.Run(name, func(b *testing.B) {
+				recs := benchRecords(b, batch, bc.distinct)
+				c := newConsumer(b, b.TempDir(), nopIngester{}, ConsumerOptions{})
+				ctx := context.Background()
+				b.ReportAllocs()
+				b.ResetTimer()
+				for done := 0; done < b.N; done += batch {
+					n := min(batch, b.N-done)
+					if commit {
+						if err := c.deliver(ctx, recs[:n], 0); err != nil {
+							b.Fatal(err)
+						}
+						continue
+					}
+					c.assemble(recs[:n])
+					if err := c.ingest(ctx, recs[:n]); err != nil {
+						b.Fatal(err)
+					}
+					if lines, delivered := c.b.factsLines(recs[:n]); delivered != n || len(lines) == 0 {
+						b.Fatalf("delivered %d of %d events", delivered, n)
+					}
+				}
+				b.StopTimer()
+				if s := c.Stats(); commit && s.Delivered != int64(b.N) {
+					b.Fatalf("delivered %d of %d events", s.Delivered, b.N)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkEncode measures Publish's CPU on the redirect path: framing one click
+// fact's event.
+func BenchmarkEncode(b *testing.B) {
+	f := facts(b, 1)[0]
+	tab := crcTable()
+	e := &encoder{buf: make([]byte, 0, 2048)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := e.encode(f.Detail, fixedNow, defaultRegion, tab); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

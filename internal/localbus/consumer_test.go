@@ -1,0 +1,352 @@
+package localbus
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/linoone/linoone/internal/shorturl"
+)
+
+// tamperEdgeID returns f with its edge id changed: still a well-shaped click fact,
+// but one whose edge id is not the edge's identity, which Persist refuses.
+func tamperEdgeID(t testing.TB, f shorturl.Fact) shorturl.Fact {
+	t.Helper()
+	id := factEdgeID(t, f)
+	bad := strings.Repeat("0", len(id))
+	if bytes.Count(f.Detail, []byte(id)) != 1 || id == bad {
+		t.Fatalf("edge id %s is not in the detail once", id)
+	}
+	f.Detail = bytes.Replace(f.Detail, []byte(id), []byte(bad), 1)
+	return f
+}
+
+// logBuffer collects a JSON slog handler's records.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) records(t testing.TB) []map[string]any {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(l.buf.Bytes()))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("log line %q: %v", sc.Bytes(), err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestRejectedEventIsSkippedAndTheRestDelivered(t *testing.T) {
+	dir := t.TempDir()
+	bus := openBus(t, dir, BusOptions{})
+	fs := facts(t, 5)
+	fs[2] = tamperEdgeID(t, fs[2])
+	publishAll(t, bus, fs)
+
+	ing := &fakeIngester{}
+	logs := &logBuffer{}
+	c := newConsumer(t, dir, ing, ConsumerOptions{IsRejected: isRejected, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+
+	// The merged document is refused; then each event alone: four accepted, one not.
+	if ing.calls != 6 || ing.rejected != 2 || ing.numDocs() != 4 {
+		t.Errorf("ingest calls %d, rejected %d, accepted %d; want 6, 2 and 4", ing.calls, ing.rejected, ing.numDocs())
+	}
+	wantEdges := map[string]int{}
+	for i, f := range fs {
+		if i != 2 {
+			wantEdges[factEdgeID(t, f)] = 1
+		}
+	}
+	if diff := cmp.Diff(wantEdges, ing.edges()); diff != "" {
+		t.Errorf("ingested edges (-want +got):\n%s", diff)
+	}
+	got := keyCounts(t, readFacts(t, filepath.Join(dir, "facts.jsonl")))
+	want := map[string]int{}
+	for i, f := range fs {
+		if i != 2 {
+			want[f.IdempotencyKey] = 1
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("facts.jsonl keys (-want +got):\n%s", diff)
+	}
+	if s := c.Stats(); s.Delivered != 4 || s.Invalid != 1 || s.Batches != 1 || s.Retries != 0 {
+		t.Errorf("consumer stats = %+v", s)
+	}
+	seg := segmentFiles(t, dir)
+	if st := readOffset(t, dir); st.Position != fileSize(t, segmentPath(filepath.Join(dir, journalDir), seg[len(seg)-1])) {
+		t.Errorf("offset %+v is not at the end of the journal: the bad event blocks the queue", st)
+	}
+
+	// The whole rejected record is logged at ERROR, for an operator to act on.
+	var logged []string
+	for _, r := range logs.records(t) {
+		if r["level"] == "ERROR" {
+			rec, _ := r["record"].(string)
+			logged = append(logged, rec)
+			if !strings.Contains(rec, string(fs[2].Detail)) || !strings.Contains(r["err"].(string), "HTTP 400") {
+				t.Errorf("error log %v does not carry the whole rejected event and Persist's answer", r)
+			}
+		}
+	}
+	if len(logged) != 1 {
+		t.Errorf("%d records logged at ERROR, want 1", len(logged))
+	}
+
+	// The next batch is one merged document again.
+	calls := ing.calls
+	publishAll(t, bus, facts(t, 3))
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	if ing.calls != calls+1 {
+		t.Errorf("next batch took %d ingest calls, want 1", ing.calls-calls)
+	}
+}
+
+// A transient failure while the events of a refused batch go one by one is retried
+// without moving the offset; what Persist acknowledged is not sent again, and the
+// refused event is counted once.
+func TestTransientFailureWhileIngestingOneByOne(t *testing.T) {
+	dir := t.TempDir()
+	bus := openBus(t, dir, BusOptions{})
+	fs := facts(t, 5)
+	fs[1] = tamperEdgeID(t, fs[1])
+	publishAll(t, bus, fs)
+
+	var offsets []offsetState
+	// Calls: 1 merged (refused), 2 fs[0], 3 fs[1] (refused), 4 fs[2] fails, then the
+	// retry: 5 merged of fs[2:].
+	ing := &fakeIngester{failOn: func(call int) bool { return call == 4 }}
+	ing.onFail = func() { offsets = append(offsets, readOffset(t, dir)) }
+	c := newConsumer(t, dir, ing, ConsumerOptions{IsRejected: isRejected})
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]offsetState{{}}, offsets); diff != "" {
+		t.Errorf("offsets during the failure (-want +got):\n%s", diff)
+	}
+	if ing.calls != 5 || ing.rejected != 2 {
+		t.Errorf("ingest calls %d, rejected %d; want 5 and 2", ing.calls, ing.rejected)
+	}
+	if n := len(ing.docs[len(ing.docs)-1].Edges); n != 3 {
+		t.Errorf("the retry ingested %d edges, want the 3 events still pending", n)
+	}
+	edges := ing.edges()
+	for i, f := range fs {
+		if want := map[bool]int{true: 0, false: 1}[i == 1]; edges[factEdgeID(t, f)] != want {
+			t.Errorf("fact %d ingested %d times, want %d", i, edges[factEdgeID(t, f)], want)
+		}
+	}
+	got := keyCounts(t, readFacts(t, filepath.Join(dir, "facts.jsonl")))
+	if len(got) != 4 || got[fs[1].IdempotencyKey] != 0 {
+		t.Errorf("facts.jsonl keys = %v, want the 4 accepted facts", got)
+	}
+	if s := c.Stats(); s.Delivered != 4 || s.Invalid != 1 || s.Retries != 1 || s.Batches != 1 {
+		t.Errorf("consumer stats = %+v", s)
+	}
+}
+
+// Without IsRejected no failure is a rejection: a refused batch is retried, never
+// skipped.
+func TestRejectionIsRetriedWithoutIsRejected(t *testing.T) {
+	dir := t.TempDir()
+	bus := openBus(t, dir, BusOptions{})
+	fs := facts(t, 3)
+	fs[0] = tamperEdgeID(t, fs[0])
+	publishAll(t, bus, fs)
+	ing := &fakeIngester{}
+	c := newConsumer(t, dir, ing, ConsumerOptions{})
+	ctx := ctxTimeout(t)
+	ctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if err := c.Drain(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("drain = %v, want DeadlineExceeded", err)
+	}
+	if st := readOffset(t, dir); st != (offsetState{}) {
+		t.Errorf("offset = %+v, want none saved", st)
+	}
+	if s := c.Stats(); s.Invalid != 0 || s.Delivered != 0 || s.Retries == 0 {
+		t.Errorf("consumer stats = %+v", s)
+	}
+	if ing.numDocs() != 0 || ing.rejected != ing.calls {
+		t.Errorf("accepted %d documents, %d of %d calls refused; want all refused", ing.numDocs(), ing.rejected, ing.calls)
+	}
+}
+
+// mutateDetail rewrites a fact's detail through a map of its members.
+func mutateDetail(t testing.TB, detail []byte, edit func(m map[string]json.RawMessage, vertex, edge string)) string {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(detail, &m); err != nil {
+		t.Fatal(err)
+	}
+	var g struct{ Vertices, Edges []json.RawMessage }
+	if err := json.Unmarshal(m["graphson"], &g); err != nil {
+		t.Fatal(err)
+	}
+	edit(m, string(g.Vertices[0]), string(g.Edges[0]))
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// event is a GraphFactProduced event as Publish journals it, with detail as given.
+func event(id, detailType, source, detail string) string {
+	return `{"version":"0","id":"` + id + `","detail-type":"` + detailType + `","source":"` + source +
+		`","account":"000000000000","time":"2026-11-29T10:11:12Z","region":"us-east-1","resources":[],"detail":` + detail + `}`
+}
+
+// The consumer's one structural decode: each record that is not a click event is
+// skipped and counted, between two good ones in the same batch, and never reaches
+// Persist or the facts log.
+func TestStructuralChecks(t *testing.T) {
+	const id = "8c6f1a9e-3b2d-4f5a-9e8d-7c6b5a4f3e2d"
+	fs := facts(t, 3)
+	good := string(fs[2].Detail)
+	set := func(key, value string) func(map[string]json.RawMessage, string, string) {
+		return func(m map[string]json.RawMessage, _, _ string) { m[key] = json.RawMessage(value) }
+	}
+	graph := func(format string) func(map[string]json.RawMessage, string, string) {
+		return func(m map[string]json.RawMessage, v, e string) {
+			m["graphson"] = json.RawMessage(strings.NewReplacer("V", v, "E", e).Replace(format))
+		}
+	}
+	tests := []struct {
+		name    string
+		payload string
+		valid   bool
+	}{
+		{"the good event", event(id, shorturl.FactDetailType, shorturl.FactSource, good), true},
+		{"members reordered", event(id, shorturl.FactDetailType, shorturl.FactSource,
+			mutateDetail(t, fs[2].Detail, func(map[string]json.RawMessage, string, string) {})), true},
+		{"not json", event(id, shorturl.FactDetailType, shorturl.FactSource, good) + "x", false},
+		{"no source", strings.Replace(event(id, shorturl.FactDetailType, shorturl.FactSource, good), `"source":"shorturl",`, "", 1), false},
+		{"other source", event(id, shorturl.FactDetailType, "other", good), false},
+		{"other detail-type", event(id, "GraphFactDeleted", shorturl.FactSource, good), false},
+		{"no id", event("", shorturl.FactDetailType, shorturl.FactSource, good), false},
+		{"no detail", strings.Replace(event(id, shorturl.FactDetailType, shorturl.FactSource, "{}"), `,"detail":{}`, "", 1), false},
+		{"schema version", event(id, shorturl.FactDetailType, shorturl.FactSource, mutateDetail(t, fs[2].Detail, set("schema_version", `"2.0"`))), false},
+		{"graphson format", event(id, shorturl.FactDetailType, shorturl.FactSource, mutateDetail(t, fs[2].Detail, set("graphson_format", `"graphson-v2"`))), false},
+		{"fact type", event(id, shorturl.FactDetailType, shorturl.FactSource, mutateDetail(t, fs[2].Detail, set("fact_type", `"short_url.created"`))), false},
+		{"idempotency key", event(id, shorturl.FactDetailType, shorturl.FactSource, mutateDetail(t, fs[2].Detail, set("idempotency_key", `"shorturl:01KABCDEFGHJKMNPQRSTVWXYZ0"`))), false},
+		{"no idempotency key", event(id, shorturl.FactDetailType, shorturl.FactSource, mutateDetail(t, fs[2].Detail, func(m map[string]json.RawMessage, _, _ string) { delete(m, "idempotency_key") })), false},
+		{"two vertices", event(id, shorturl.FactDetailType, shorturl.FactSource, mutateDetail(t, fs[2].Detail, graph(`{"vertices":[V,V],"edges":[E]}`))), false},
+		{"no edge", event(id, shorturl.FactDetailType, shorturl.FactSource, mutateDetail(t, fs[2].Detail, graph(`{"vertices":[V],"edges":[]}`))), false},
+		{"null vertices", event(id, shorturl.FactDetailType, shorturl.FactSource, mutateDetail(t, fs[2].Detail, graph(`{"vertices":null,"edges":[E]}`))), false},
+		{"vertex null", event(id, shorturl.FactDetailType, shorturl.FactSource, mutateDetail(t, fs[2].Detail, graph(`{"vertices":[null],"edges":[E]}`))), false},
+		{"edge not an object", event(id, shorturl.FactDetailType, shorturl.FactSource, mutateDetail(t, fs[2].Detail, graph(`{"vertices":[V],"edges":["x"]}`))), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			bus := openBus(t, dir, BusOptions{})
+			publishAll(t, bus, fs[:1])
+			if err := bus.Close(); err != nil {
+				t.Fatal(err)
+			}
+			appendBytes(t, segmentPath(filepath.Join(dir, journalDir), 1), frame(tt.payload))
+			publishAll(t, openBus(t, dir, BusOptions{}), fs[1:2])
+
+			ing := &fakeIngester{}
+			c := newConsumer(t, dir, ing, ConsumerOptions{IsRejected: isRejected})
+			if err := c.Drain(ctxTimeout(t)); err != nil {
+				t.Fatal(err)
+			}
+			want, invalid := 2, int64(1)
+			if tt.valid {
+				want, invalid = 3, 0
+			}
+			if ing.calls != 1 || ing.rejected != 0 || len(ing.edges()) != want {
+				t.Errorf("ingest calls %d, rejected %d, edges %d; want 1 merged document of %d edges",
+					ing.calls, ing.rejected, len(ing.edges()), want)
+			}
+			if s := c.Stats(); s.Invalid != invalid || s.Delivered != int64(want) {
+				t.Errorf("consumer stats = %+v, want %d invalid", s, invalid)
+			}
+			if n := len(readFacts(t, filepath.Join(dir, "facts.jsonl"))); n != want {
+				t.Errorf("facts.jsonl has %d lines, want %d", n, want)
+			}
+		})
+	}
+}
+
+// Publish checks only that a detail is delimited as an object; one that is not JSON
+// all the same is journaled and then skipped by the consumer, and the facts log stays
+// one JSON event per line.
+func TestDetailThatIsNotJSONIsSkippedByTheConsumer(t *testing.T) {
+	dir := t.TempDir()
+	bus := openBus(t, dir, BusOptions{})
+	fs := facts(t, 2)
+	publishAll(t, bus, fs[:1])
+	if err := bus.Publish(context.Background(), shorturl.Fact{IdempotencyKey: "x", Detail: []byte(`{"a":}`)}); err != nil {
+		t.Fatal(err)
+	}
+	publishAll(t, bus, fs[1:])
+	ing := &fakeIngester{}
+	c := newConsumer(t, dir, ing, ConsumerOptions{IsRejected: isRejected})
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(readFacts(t, filepath.Join(dir, "facts.jsonl"))); n != 2 {
+		t.Errorf("facts.jsonl has %d lines, want 2", n)
+	}
+	if s := c.Stats(); s.Invalid != 1 || s.Delivered != 2 {
+		t.Errorf("consumer stats = %+v", s)
+	}
+}
+
+// A fact written over several lines (a hand-edited dead letter) is compacted by
+// Publish and delivered on one line.
+func TestMultiLineDetailIsDeliveredOnOneLine(t *testing.T) {
+	dir := t.TempDir()
+	bus := openBus(t, dir, BusOptions{})
+	f := facts(t, 1)[0]
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, f.Detail, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	f.Detail = pretty.Bytes()
+	publishAll(t, bus, []shorturl.Fact{f})
+	ing := &fakeIngester{}
+	c := newConsumer(t, dir, ing, ConsumerOptions{IsRejected: isRejected})
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	lines := readFacts(t, filepath.Join(dir, "facts.jsonl"))
+	if len(lines) != 1 || len(ing.edges()) != 1 {
+		t.Fatalf("facts.jsonl has %d lines, %d edges ingested; want 1 and 1", len(lines), len(ing.edges()))
+	}
+	if keyCounts(t, lines)[f.IdempotencyKey] != 1 {
+		t.Errorf("facts.jsonl does not hold %s", f.IdempotencyKey)
+	}
+}
