@@ -28,6 +28,7 @@ export LINOONE_DATA_DIR="$work/data" LINOONE_RESOLVER_ADDR=127.0.0.1:18480 \
   LINOONE_CONSUMER=external
 "$work/linoone" serve 2>"$work/serve.log" & pids+=($!); linoone_pid=$!
 for _ in $(seq 100); do curl -fs http://127.0.0.1:18480/healthz >/dev/null 2>&1 && break; sleep 0.1; done
+kill -0 "$linoone_pid" 2>/dev/null || { cat "$work/serve.log" >&2; echo "linoone serve did not start (ports 18480-18483 in use?)" >&2; exit 1; }
 
 echo "issuing $ntokens short URLs…" >&2
 : >"$work/tokens"

@@ -5,6 +5,7 @@ package awswire
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -37,6 +38,9 @@ var _ GetParameterAPI = (*ssm.Client)(nil)
 // parameters named in the configuration, when they are, and checks them like the
 // environment variables they replace.
 func ResolveParams(ctx context.Context, cfg *config.Config, api GetParameterAPI) error {
+	if cfg.LocalPersist { // config.Load's local-mode default is no Persist for a function
+		return errors.New("LINOONE_PERSIST_URL: required (or LINOONE_PERSIST_URL_PARAM naming an SSM parameter)")
+	}
 	for _, p := range []struct {
 		name string
 		dst  *string
@@ -53,8 +57,7 @@ func ResolveParams(ctx context.Context, cfg *config.Config, api GetParameterAPI)
 		}
 		*p.dst = strings.TrimSpace(aws.ToString(out.Parameter.Value))
 	}
-	cfg.LocalPersist = false
-	return cfg.Require("LINOONE_PERSIST_URL")
+	return nil
 }
 
 // Persist builds the Persist client; with LINOONE_PERSIST_SIGV4 it signs every call

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+func TestSetupConfiguration(t *testing.T) {
+	base := map[string]string{
+		"AWS_REGION":                "us-east-1",
+		"LINOONE_PERSIST_URL":       "http://127.0.0.1:1",
+		"LINOONE_RESOLVER_BASE_URL": "https://abc123defg.execute-api.us-east-1.amazonaws.com",
+		"LINOONE_EVENT_BUS":         "linoone-test-bus",
+		"LINOONE_CLICK_DLQ_URL":     "https://sqs.us-east-1.amazonaws.com/000000000000/linoone-click-dlq",
+	}
+	tests := []struct {
+		name    string
+		env     map[string]string // overrides of base; "" unsets
+		wantErr []string          // nil means setup succeeds
+	}{
+		{name: "complete"},
+		{name: "cache disabled", env: map[string]string{"LINOONE_RESOLVER_CACHE_SIZE": "0"}},
+		// Without LINOONE_PERSIST_URL the configuration's local-mode default
+		// (http://127.0.0.1:8082) must not pass for a Persist on AWS.
+		{name: "persist url missing", env: map[string]string{"LINOONE_PERSIST_URL": ""}, wantErr: []string{"LINOONE_PERSIST_URL: required"}},
+		{name: "bus and dlq missing", env: map[string]string{"LINOONE_EVENT_BUS": "", "LINOONE_CLICK_DLQ_URL": ""},
+			wantErr: []string{"LINOONE_EVENT_BUS: required", "LINOONE_CLICK_DLQ_URL: required"}},
+		{name: "bad bus name", env: map[string]string{"LINOONE_EVENT_BUS": "no spaces"}, wantErr: []string{"LINOONE_EVENT_BUS"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("AWS_ACCESS_KEY_ID", "AKIDTEST")
+			t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+			t.Setenv("AWS_CONFIG_FILE", t.TempDir()+"/none")
+			t.Setenv("AWS_SHARED_CREDENTIALS_FILE", t.TempDir()+"/none")
+			getenv := func(k string) string {
+				if v, ok := tt.env[k]; ok {
+					return v
+				}
+				return base[k]
+			}
+			h, err := setup(context.Background(), getenv, slog.New(slog.DiscardHandler))
+			if tt.wantErr == nil {
+				if err != nil || h == nil {
+					t.Fatalf("setup: handler %v, error %v", h != nil, err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("setup succeeded, want an error naming %q", tt.wantErr)
+			}
+			for _, want := range tt.wantErr {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("setup error %q does not contain %q", err, want)
+				}
+			}
+		})
+	}
+}

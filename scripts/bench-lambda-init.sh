@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Reports each Lambda function's init duration under the AWS Lambda Runtime Interface
+# Emulator: runs TestLambdasUnderRIE (lambdas/rie_test.go) RUNS times, each time with
+# fresh emulator processes, and summarises the INIT REPORT durations it logs (the
+# REPORT line's "Init Duration" is meaningless under the emulator). Host-arch
+# bootstraps on this machine: compare ratios across changes, not absolutes with AWS.
+#
+# Usage: scripts/bench-lambda-init.sh [RUNS]   (default 10)
+set -euo pipefail
+
+runs="${1:-10}"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+scripts/install-rie.sh >/dev/null
+
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+if ! go test ./lambdas -run '^TestLambdasUnderRIE$' -count="$runs" -v >"$log" 2>&1; then
+	cat "$log" >&2
+	echo "bench-lambda-init: the RIE tests failed" >&2
+	exit 1
+fi
+
+# Lines look like "    rie_test.go:155: issue: INIT REPORT init duration 21.66 ms".
+# "issue (deployed configuration)" reads its two URLs from SSM during init.
+printf '%-32s %5s %9s %9s %9s %9s\n' function runs min_ms median_ms p90_ms max_ms
+for fn in "issue" "issue (deployed configuration)" "resolve" "replay"; do
+	sed -n "s/.* ${fn}: INIT REPORT init duration \([0-9.]*\) ms$/\1/p" "$log" | sort -n |
+		awk -v fn="$fn" '{ v[NR] = $1 }
+			END {
+				if (NR == 0) { printf "%-32s %5d (no INIT REPORT lines)\n", fn, 0; exit }
+				p90 = int(NR * 0.9 + 0.999999); if (p90 > NR) p90 = NR
+				printf "%-32s %5d %9.2f %9.2f %9.2f %9.2f\n", fn, NR, v[1], v[int((NR + 1) / 2)], v[p90], v[NR]
+			}'
+done
