@@ -81,7 +81,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	bus, err := localbus.OpenBus(filepath.Join(cfg.DataDir, busDir), localbus.BusOptions{Fault: cfg.BusFault, Region: cfg.Region, Logger: log})
+	bus, err := localbus.OpenBus(filepath.Join(cfg.DataDir, busDir), localbus.BusOptions{Fault: cfg.BusFault, Region: cfg.Region, Sync: cfg.BusSync, Logger: log})
 	if err != nil {
 		return fmt.Errorf("local bus: %w", err)
 	}
@@ -210,6 +210,7 @@ func (s *stack) run(ctx context.Context, cfg config.Config, consumer *localbus.C
 		"persist", cfg.PersistURL,
 		"resolver_base_url", cfg.ResolverBaseURL,
 		"bus_consumer", cfg.Consumer,
+		"bus_sync", cfg.BusSync,
 		"data_dir", cfg.DataDir)
 
 	var runErr error

@@ -24,6 +24,7 @@ type Config struct {
 	DataDir        string // LINOONE_DATA_DIR, default ./.linoone
 	BusFault       string // LINOONE_BUS_FAULT: "" or "always"
 	Consumer       string // LINOONE_CONSUMER: "inline" (serve delivers the bus) or "external" (linoone consume does)
+	BusSync        string // LINOONE_BUS_SYNC: "each" (fsync before every acknowledgement) or "interval"
 
 	// Shared.
 	Region           string        // LINOONE_REGION, else AWS_REGION, default us-east-1
@@ -106,6 +107,7 @@ func Load(getenv func(string) string) (Config, error) {
 		DataDir:          get("LINOONE_DATA_DIR", "./.linoone"),
 		BusFault:         get("LINOONE_BUS_FAULT", ""),
 		Consumer:         get("LINOONE_CONSUMER", "inline"),
+		BusSync:          get("LINOONE_BUS_SYNC", "each"),
 		Region:           get("LINOONE_REGION", get("AWS_REGION", "us-east-1")),
 		Environment:      get("LINOONE_ENVIRONMENT", "local"),
 		ResolverBaseSSM:  get("LINOONE_RESOLVER_BASE_URL_PARAM", ""),
@@ -146,6 +148,9 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if c.Consumer != "inline" && c.Consumer != "external" {
 		bad("LINOONE_CONSUMER", "%q is neither inline nor external", c.Consumer)
+	}
+	if c.BusSync != "each" && c.BusSync != "interval" {
+		bad("LINOONE_BUS_SYNC", "%q is neither each nor interval", c.BusSync)
 	}
 	if c.EventBus != "" && !busNamePattern.MatchString(c.EventBus) && !busARNPattern.MatchString(c.EventBus) {
 		bad("LINOONE_EVENT_BUS", "%q is neither an event bus name nor an event bus ARN", c.EventBus)

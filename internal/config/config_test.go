@@ -18,7 +18,7 @@ func TestDefaults(t *testing.T) {
 	}
 	want := Config{
 		ResolverAddr: "127.0.0.1:8080", ManagementAddr: "127.0.0.1:8081", PersistAddr: "127.0.0.1:8082",
-		DataDir: "./.linoone", Consumer: "inline", Region: "us-east-1", Environment: "local", LogLevel: slog.LevelInfo,
+		DataDir: "./.linoone", Consumer: "inline", BusSync: "each", Region: "us-east-1", Environment: "local", LogLevel: slog.LevelInfo,
 		ResolverBaseURL: "http://127.0.0.1:8080", PersistURL: "http://127.0.0.1:8082", LocalPersist: true,
 		PersistTimeout: 2 * time.Second, PublishTimeout: 500 * time.Millisecond, MetricsNamespace: "Linoone", CacheSize: 100000,
 	}
@@ -65,6 +65,7 @@ func TestReportsEveryBadVariable(t *testing.T) {
 		"LINOONE_ENVIRONMENT":             "Prod!",
 		"LINOONE_BUS_FAULT":               "sometimes",
 		"LINOONE_CONSUMER":                "elsewhere",
+		"LINOONE_BUS_SYNC":                "never",
 		"LINOONE_EVENT_BUS":               "bus name with spaces",
 		"LINOONE_CLICK_DLQ_URL":           "sqs://queue",
 		"LINOONE_LOG_LEVEL":               "loud",

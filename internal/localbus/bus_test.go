@@ -638,3 +638,43 @@ func BenchmarkPublishParallel(b *testing.B) {
 		})
 	}
 }
+
+// TestSyncInterval: acknowledged at write(2) — visible to another process's
+// consumer at once — and fsync'ed on a timer rather than per batch.
+func TestSyncInterval(t *testing.T) {
+	dir := t.TempDir()
+	bus := openBus(t, dir, BusOptions{Sync: SyncInterval, SyncEvery: 10 * time.Millisecond})
+	fs := facts(t, 200)
+	var wg sync.WaitGroup
+	for _, f := range fs {
+		wg.Go(func() {
+			if err := bus.Publish(context.Background(), f); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	// Before any Close: a consumer (as another process would) sees every fact.
+	ing := &fakeIngester{}
+	c := newConsumer(t, dir, ing, ConsumerOptions{})
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	got := keyCounts(t, readFacts(t, filepath.Join(dir, "facts.jsonl")))
+	for _, f := range fs {
+		if got[f.IdempotencyKey] != 1 {
+			t.Fatalf("%s delivered %d times, want 1", f.IdempotencyKey, got[f.IdempotencyKey])
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for bus.Stats().Fsyncs == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	s := bus.Stats()
+	if s.Fsyncs == 0 || s.Fsyncs > s.Batches {
+		t.Fatalf("fsyncs = %d, batches = %d: want timer fsyncs, at most one per batch", s.Fsyncs, s.Batches)
+	}
+	if _, err := OpenBus(t.TempDir(), BusOptions{Sync: "sometimes"}); err == nil {
+		t.Fatal("an unknown sync mode was accepted")
+	}
+}
