@@ -251,6 +251,8 @@ func (s *stack) close() {
 	}
 	if s.bus != nil {
 		_ = s.bus.Close()
+		st := s.bus.Stats()
+		s.log.Info("bus closed", "publishes", st.Publishes, "batches", st.Batches, "fsyncs", st.Fsyncs, "max_batch", st.MaxBatch)
 	}
 	for i := len(s.closers) - 1; i >= 0; i-- {
 		_ = s.closers[i]()

@@ -79,6 +79,7 @@ func BenchmarkResolve(b *testing.B) {
 			res, _ := shorturl.NewResolver(store, rec)
 			h := httpapi.NewResolver(httpapi.ResolverDeps{Resolver: res})
 			b.ReportAllocs()
+			b.SetParallelism(32) // 64 concurrent visitors, as in scripts/bench-resolver.sh
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				req := httptest.NewRequest(http.MethodGet, "/7BTadEDkJ8", nil)
@@ -113,6 +114,7 @@ func BenchmarkShorten(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
+	b.SetParallelism(16) // 32 producers on two cores: the group commit has company
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		i := 0

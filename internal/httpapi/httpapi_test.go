@@ -84,6 +84,7 @@ type publisher struct {
 func (p *publisher) Publish(_ context.Context, f shorturl.Fact) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	f.Detail = bytes.Clone(f.Detail) // Publish must not keep the caller's buffer
 	p.facts = append(p.facts, f)
 	return nil
 }

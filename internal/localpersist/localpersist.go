@@ -181,7 +181,7 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 // takes its lock when a transaction begins (_txlock=immediate), so a transaction
 // never fails half-way on a lock upgrade; readers are query_only.
 func dsn(abs string, writer bool) string {
-	q := "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)"
+	q := "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_pragma=cache_size(-32768)"
 	if writer {
 		q += "&_txlock=immediate"
 	} else {

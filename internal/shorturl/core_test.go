@@ -360,6 +360,7 @@ func (p *fakePublisher) Publish(ctx context.Context, f shorturl.Fact) error {
 	if p.err != nil {
 		return p.err
 	}
+	f.Detail = bytes.Clone(f.Detail) // Publish must not keep the caller's buffer
 	p.facts = append(p.facts, f)
 	return nil
 }
@@ -376,6 +377,7 @@ func (q *fakeDLQ) DeadLetter(_ context.Context, d shorturl.DeadLetter) error {
 	if q.err != nil {
 		return q.err
 	}
+	d.GraphFact = bytes.Clone(d.GraphFact)
 	q.letters = append(q.letters, d)
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -55,6 +56,12 @@ type Fact struct {
 // those of graphson.CanonicalVertex/CanonicalEdge and graphson.Document.AppendJSON
 // (a test compares them on random inputs).
 func BuildClickFact(u ShortURL, v Visit, eventID string) (Fact, error) {
+	return appendClickFact(nil, u, v, eventID)
+}
+
+// appendClickFact is BuildClickFact writing into dst's storage, so the Recorder can
+// reuse one buffer per click instead of allocating and clearing a new one.
+func appendClickFact(dst []byte, u ShortURL, v Visit, eventID string) (Fact, error) {
 	if !isEventID(eventID) {
 		return Fact{}, fmt.Errorf("%w: event identifier %q is not ev_ + ULID", ErrInvalidFact, eventID)
 	}
@@ -68,7 +75,10 @@ func BuildClickFact(u ShortURL, v Visit, eventID string) (Fact, error) {
 	var at [len(effectiveAtLayout)]byte
 	effectiveAt := v.At.UTC().AppendFormat(at[:0], effectiveAtLayout)
 
-	b := make([]byte, 0, 2048+2*(len(u.Path)+len(u.Target)+len(ua)))
+	b := dst[:0]
+	if need := 2048 + 2*(len(u.Path)+len(u.Target)+len(ua)); cap(b) < need {
+		b = make([]byte, 0, need)
+	}
 	// Identities first: hash the canonical forms, then reuse the buffer.
 	b = append(b, `{"label":"short_url","properties":{"short_url_path":`...)
 	b = graphson.AppendString(b, u.Path)
@@ -276,12 +286,14 @@ func truncate(s string, n int) string {
 }
 
 // Publisher puts a fact on the bus. It returns nil only when the bus accepted it
-// (for EventBridge: the call succeeded and FailedEntryCount == 0).
+// (for EventBridge: the call succeeded and FailedEntryCount == 0). It must not keep
+// f.Detail after it returns: the Recorder reuses the buffer for the next click.
 type Publisher interface {
 	Publish(ctx context.Context, f Fact) error
 }
 
-// DeadLetters keeps facts whose publication failed, for replay.
+// DeadLetters keeps facts whose publication failed, for replay. Like a Publisher, it
+// must not keep the dead letter's GraphFact bytes after it returns.
 type DeadLetters interface {
 	DeadLetter(ctx context.Context, d DeadLetter) error
 }
@@ -307,8 +319,12 @@ type RecorderConfig struct {
 
 // Recorder turns clicks into published facts, dead-lettering what cannot be published.
 type Recorder struct {
-	c RecorderConfig
+	c    RecorderConfig
+	bufs sync.Pool // *[]byte fact buffers, reused across clicks
 }
+
+// maxPooledFact bounds the fact buffers kept for reuse.
+const maxPooledFact = 16 << 10
 
 // NewRecorder checks the configuration and builds a Recorder.
 func NewRecorder(c RecorderConfig) (*Recorder, error) {
@@ -346,9 +362,17 @@ func (r *Recorder) Record(ctx context.Context, u ShortURL, v Visit) {
 	}
 	id, err := r.c.EventIDs()
 	if err == nil {
+		bp, _ := r.bufs.Get().(*[]byte)
+		if bp == nil {
+			bp = new([]byte)
+		}
 		var f Fact
-		if f, err = BuildClickFact(u, v, id); err == nil {
+		if f, err = appendClickFact(*bp, u, v, id); err == nil {
 			r.deliver(context.WithoutCancel(ctx), f)
+			if cap(f.Detail) <= maxPooledFact { // Publisher and DeadLetters keep no reference
+				*bp = f.Detail[:0]
+				r.bufs.Put(bp)
+			}
 			return
 		}
 	}
