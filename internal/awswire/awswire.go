@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -68,4 +70,25 @@ func Persist(cfg config.Config, awsCfg aws.Config) (*persist.Client, error) {
 		pc.SigV4 = &persist.SigV4{Credentials: awsCfg.Credentials, Region: cfg.Region}
 	}
 	return persist.New(pc)
+}
+
+// Load is the start of every function: the configuration with the variables the
+// function requires, the AWS configuration, and — for functions that talk to
+// Persist — the values kept in SSM parameters. The logger follows LINOONE_LOG_LEVEL.
+func Load(ctx context.Context, getenv func(string) string, withPersist bool, required ...string) (config.Config, aws.Config, *slog.Logger, error) {
+	cfg, err := config.Load(getenv)
+	if err == nil && len(required) > 0 {
+		err = cfg.Require(required...)
+	}
+	if err != nil {
+		return config.Config{}, aws.Config{}, nil, fmt.Errorf("bad configuration: %w", err)
+	}
+	awsCfg, err := LoadAWS(ctx, cfg)
+	if err == nil && withPersist {
+		err = ResolveParams(ctx, &cfg, ssm.NewFromConfig(awsCfg))
+	}
+	if err != nil {
+		return config.Config{}, aws.Config{}, nil, fmt.Errorf("configuration: %w", err)
+	}
+	return cfg, awsCfg, cfg.Logger(os.Stdout), nil
 }

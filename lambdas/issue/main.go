@@ -11,18 +11,16 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/linoone/linoone/internal/awswire"
-	"github.com/linoone/linoone/internal/config"
 	"github.com/linoone/linoone/internal/httpapi"
 	"github.com/linoone/linoone/internal/shorturl"
 )
 
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	h, err := setup(context.Background(), os.Getenv, log)
+	h, err := setup(context.Background(), os.Getenv)
 	if err != nil {
 		log.Error("issue: init failed", "err", err)
 		os.Exit(1)
@@ -31,18 +29,10 @@ func main() {
 }
 
 // setup reads the configuration and wires the management API into a Lambda handler.
-func setup(ctx context.Context, getenv func(string) string, log *slog.Logger) (func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), error) {
-	cfg, err := config.Load(getenv)
+func setup(ctx context.Context, getenv func(string) string) (func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), error) {
+	cfg, awsCfg, log, err := awswire.Load(ctx, getenv, true)
 	if err != nil {
-		return nil, fmt.Errorf("bad configuration: %w", err)
-	}
-	log = cfg.Logger(os.Stdout)
-	awsCfg, err := awswire.LoadAWS(ctx, cfg)
-	if err == nil {
-		err = awswire.ResolveParams(ctx, &cfg, ssm.NewFromConfig(awsCfg))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("configuration: %w", err)
+		return nil, err
 	}
 	store, err := awswire.Persist(cfg, awsCfg)
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
 	"strings"
 	"testing"
 )
@@ -40,7 +39,7 @@ func TestSetupConfiguration(t *testing.T) {
 				}
 				return base[k]
 			}
-			h, err := setup(context.Background(), getenv, slog.New(slog.DiscardHandler))
+			h, err := setup(context.Background(), getenv)
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Fatalf("setup: %v", err)

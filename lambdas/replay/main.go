@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/linoone/linoone/internal/awswire"
-	"github.com/linoone/linoone/internal/config"
 	"github.com/linoone/linoone/internal/eventbridge"
 	"github.com/linoone/linoone/internal/metrics"
 	"github.com/linoone/linoone/internal/replay"
@@ -22,7 +21,7 @@ import (
 
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	h, err := setup(context.Background(), os.Getenv, log)
+	h, err := setup(context.Background(), os.Getenv)
 	if err != nil {
 		log.Error("replay: init failed", "err", err)
 		os.Exit(1)
@@ -31,18 +30,10 @@ func main() {
 }
 
 // setup reads the configuration and wires the replay handler into a Lambda handler.
-func setup(ctx context.Context, getenv func(string) string, log *slog.Logger) (func(context.Context, events.SQSEvent) (events.SQSEventResponse, error), error) {
-	cfg, err := config.Load(getenv)
-	if err == nil {
-		err = cfg.Require("LINOONE_EVENT_BUS")
-	}
+func setup(ctx context.Context, getenv func(string) string) (func(context.Context, events.SQSEvent) (events.SQSEventResponse, error), error) {
+	cfg, awsCfg, log, err := awswire.Load(ctx, getenv, false, "LINOONE_EVENT_BUS")
 	if err != nil {
-		return nil, fmt.Errorf("bad configuration: %w", err)
-	}
-	log = cfg.Logger(os.Stdout)
-	awsCfg, err := awswire.LoadAWS(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("configuration: %w", err)
+		return nil, err
 	}
 	pub, err := eventbridge.New(eventbridge.NewClient(awsCfg, ""), cfg.EventBus)
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
 	"strings"
 	"testing"
 )
@@ -25,7 +24,7 @@ func TestSetupConfiguration(t *testing.T) {
 			t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
 			t.Setenv("AWS_CONFIG_FILE", t.TempDir()+"/none")
 			t.Setenv("AWS_SHARED_CREDENTIALS_FILE", t.TempDir()+"/none")
-			h, err := setup(context.Background(), func(k string) string { return tt.env[k] }, slog.New(slog.DiscardHandler))
+			h, err := setup(context.Background(), func(k string) string { return tt.env[k] })
 			switch {
 			case tt.wantErr == "" && (err != nil || h == nil):
 				t.Fatalf("setup: handler %v, error %v", h != nil, err)

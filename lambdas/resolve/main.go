@@ -12,12 +12,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/linoone/linoone/internal/awswire"
 	"github.com/linoone/linoone/internal/clickdlq"
-	"github.com/linoone/linoone/internal/config"
 	"github.com/linoone/linoone/internal/eventbridge"
 	"github.com/linoone/linoone/internal/eventid"
 	"github.com/linoone/linoone/internal/hotset"
@@ -28,7 +26,7 @@ import (
 
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	h, err := setup(context.Background(), os.Getenv, log)
+	h, err := setup(context.Background(), os.Getenv)
 	if err != nil {
 		log.Error("resolve: init failed", "err", err)
 		os.Exit(1)
@@ -38,21 +36,10 @@ func main() {
 
 // setup reads the configuration and wires the resolver, the bus and the click DLQ
 // into a Lambda handler.
-func setup(ctx context.Context, getenv func(string) string, log *slog.Logger) (func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), error) {
-	cfg, err := config.Load(getenv)
-	if err == nil {
-		err = cfg.Require("LINOONE_EVENT_BUS", "LINOONE_CLICK_DLQ_URL")
-	}
+func setup(ctx context.Context, getenv func(string) string) (func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), error) {
+	cfg, awsCfg, log, err := awswire.Load(ctx, getenv, true, "LINOONE_EVENT_BUS", "LINOONE_CLICK_DLQ_URL")
 	if err != nil {
-		return nil, fmt.Errorf("bad configuration: %w", err)
-	}
-	log = cfg.Logger(os.Stdout)
-	awsCfg, err := awswire.LoadAWS(ctx, cfg)
-	if err == nil {
-		err = awswire.ResolveParams(ctx, &cfg, ssm.NewFromConfig(awsCfg))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("configuration: %w", err)
+		return nil, err
 	}
 	pc, err := awswire.Persist(cfg, awsCfg)
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
 	"strings"
 	"testing"
 )
@@ -41,7 +40,7 @@ func TestSetupConfiguration(t *testing.T) {
 				}
 				return base[k]
 			}
-			h, err := setup(context.Background(), getenv, slog.New(slog.DiscardHandler))
+			h, err := setup(context.Background(), getenv)
 			if tt.wantErr == nil {
 				if err != nil || h == nil {
 					t.Fatalf("setup: handler %v, error %v", h != nil, err)
