@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -463,5 +464,48 @@ func TestManagementRouting(t *testing.T) {
 			t.Errorf("%s %s: %d %s", tt.method, tt.path, res.StatusCode, body)
 		}
 		decodeProblem(t, res, body)
+	}
+}
+
+type failingPublisher struct{}
+
+func (failingPublisher) Publish(context.Context, shorturl.Fact) error {
+	return errors.New("PutEvents: FailedEntryCount=1 (InternalFailure)")
+}
+
+type failingDLQ struct{}
+
+func (failingDLQ) DeadLetter(context.Context, shorturl.DeadLetter) error {
+	return errors.New("SendMessage: connection refused")
+}
+
+// TestResolveRedirectsWhenBusAndDLQFail: the click is still a 302, and its fact is
+// logged whole at ERROR so that it is not lost.
+func TestResolveRedirectsWhenBusAndDLQFail(t *testing.T) {
+	st := newStore()
+	st.m[known.Token] = known
+	var logs bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&logs, nil))
+	rec, err := shorturl.NewRecorder(shorturl.RecorderConfig{Publisher: failingPublisher{}, DeadLetters: failingDLQ{}, Logger: log,
+		EventIDs: func() (string, error) { return "ev_01JZ8Q6W3C4V5B6N7M8K9J0H1G", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ := shorturl.NewResolver(st, rec)
+	h := httpapi.NewResolver(httpapi.ResolverDeps{Resolver: res, Logger: log})
+	resp, _ := do(t, h, httptest.NewRequest(http.MethodGet, "/7BTadEDkJ8", nil))
+	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != known.Target {
+		t.Fatalf("status %d, Location %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	var line struct {
+		Level     string          `json:"level"`
+		GraphFact json.RawMessage `json:"graph_fact"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(logs.Bytes()), &line); err != nil || line.Level != "ERROR" {
+		t.Fatalf("log %q: %v", logs.String(), err)
+	}
+	schematest.MustValidate(t, schematest.GraphFact, line.GraphFact)
+	if rec.Counters().LostToLog.Load() != 1 {
+		t.Fatal("the loss to the log was not counted")
 	}
 }
