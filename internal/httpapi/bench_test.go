@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"fmt"
@@ -29,7 +30,9 @@ type benchStack struct {
 	dlq    *localbus.DLQ
 }
 
-func newBenchStack(b *testing.B) *benchStack {
+func newBenchStack(b *testing.B) *benchStack { return newBenchStackSync(b, localbus.SyncEach) }
+
+func newBenchStackSync(b *testing.B, sync string) *benchStack {
 	b.Helper()
 	dir := b.TempDir()
 	lp, err := localpersist.Open(context.Background(), filepath.Join(dir, "persist.db"), localpersist.Options{})
@@ -42,7 +45,7 @@ func newBenchStack(b *testing.B) *benchStack {
 	if err != nil {
 		b.Fatal(err)
 	}
-	bus, err := localbus.OpenBus(filepath.Join(dir, "bus"), localbus.BusOptions{})
+	bus, err := localbus.OpenBus(filepath.Join(dir, "bus"), localbus.BusOptions{Sync: sync})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -94,6 +97,39 @@ func BenchmarkResolve(b *testing.B) {
 			})
 			if rec != nil && rec.Counters().Published.Load() < int64(b.N) {
 				b.Fatalf("published %d of %d facts", rec.Counters().Published.Load(), b.N)
+			}
+		})
+	}
+}
+
+// BenchmarkResolveLatency measures one redirect at a time: what recording the click
+// adds to a single visitor's wait, with the bus fsyncing before each acknowledgement
+// (sync=each) or acknowledging once the write reached the kernel (sync=interval).
+func BenchmarkResolveLatency(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		sync string // "" = no fact
+	}{{"lookup-only", ""}, {"fact-sync-each", localbus.SyncEach}, {"fact-sync-interval", localbus.SyncInterval}} {
+		b.Run(tc.name, func(b *testing.B) {
+			st := newBenchStackSync(b, cmp.Or(tc.sync, localbus.SyncEach))
+			store := hotset.New(st.client, 1000)
+			u := shorturl.ShortURL{Token: "7BTadEDkJ8", Path: "http://127.0.0.1:8080/7BTadEDkJ8", Target: "https://example.com/"}
+			if err := store.Save(context.Background(), u); err != nil {
+				b.Fatal(err)
+			}
+			var rec *shorturl.Recorder
+			if tc.sync != "" {
+				rec, _ = shorturl.NewRecorder(shorturl.RecorderConfig{Publisher: st.bus, DeadLetters: st.dlq, EventIDs: eventid.New().Next})
+			}
+			res, _ := shorturl.NewResolver(store, rec)
+			h := httpapi.NewResolver(httpapi.ResolverDeps{Resolver: res})
+			req := httptest.NewRequest(http.MethodGet, "/7BTadEDkJ8", nil)
+			for b.Loop() {
+				w := &discardWriter{h: http.Header{}}
+				h.ServeHTTP(w, req)
+				if w.code != http.StatusFound {
+					b.Fatalf("status %d", w.code)
+				}
 			}
 		})
 	}
