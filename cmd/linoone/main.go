@@ -19,7 +19,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/linoone/linoone/internal/discovery"
+	"github.com/linoone/linoone/internal/discovery/discoverycli"
 )
 
 func main() {
@@ -61,7 +61,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "replay":
 		err = replay(ctx, args[1:], getenv, stdout, stderr)
 	case "discover":
-		return discovery.Main(ctx, args[1:], getenv, stdout, stderr)
+		return discoverycli.Main(ctx, args[1:], getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -6,9 +6,10 @@
 // optional HTTPS probe) collect Facts; Decide judges them without any I/O and
 // returns one of four decisions: use-custom-domain, add-cloudfront-behavior,
 // external-dns-action-required or use-api-endpoint, with its evidence, the
-// actions a person must take and the Terraform variables it settles. Main wires
-// both into the `linoone discover` command. The procedure is written down in
-// rules/infrastructure-discovery.md.
+// actions a person must take and the Terraform variables it settles.
+// discoverycli wires both into the `linoone discover` command. This package
+// imports only the standard library, so the adapters can speak its types. The
+// procedure is written down in rules/infrastructure-discovery.md.
 package discovery
 
 // Facts is everything discovery learned about one environment. Host names are

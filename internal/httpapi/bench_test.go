@@ -150,7 +150,7 @@ func BenchmarkShorten(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
-	b.SetParallelism(16) // 32 producers on two cores: the group commit has company
+	b.SetParallelism(32) // 64 producers on two cores: the group commit has company
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		i := 0

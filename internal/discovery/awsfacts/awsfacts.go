@@ -3,7 +3,8 @@
 // CloudFront distributions, API Gateway v2 custom domain names with their API
 // mappings, the resolver API, ACM certificates in the region and in us-east-1
 // (CloudFront's), and the EventBridge bus. It only lists, gets and describes;
-// the interfaces it consumes contain no write operation.
+// the interfaces it consumes contain no write operation. What it finds is
+// returned in the discovery package's fact types.
 package awsfacts
 
 import (

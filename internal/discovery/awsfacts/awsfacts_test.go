@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/linoone/linoone/internal/discovery"
 	"github.com/linoone/linoone/internal/discovery/awsfacts"
 	"github.com/linoone/linoone/internal/discovery/discoverytest"
 )
@@ -63,46 +64,46 @@ func TestCollectFullAccount(t *testing.T) {
 		t.Fatalf("Collect: %v", err)
 	}
 	want := awsfacts.Snapshot{
-		HostedZones: []awsfacts.HostedZone{{
+		HostedZones: []discovery.HostedZone{{
 			ID:          "Z0EXAMPLE4KQ2T",
 			Name:        "example.com",
 			NameServers: []string{"ns-1536.awsdns-00.co.uk", "ns-0.awsdns-00.com", "ns-1024.awsdns-00.org", "ns-512.awsdns-00.net"},
-			Records: []awsfacts.RecordSet{{
+			Records: []discovery.RecordSet{{
 				Name: "go.example.com", Type: "A",
 				AliasTarget: "d-k4n9w2x7p1.execute-api.us-east-1.amazonaws.com", AliasZoneID: "Z1UJRXOUMOOFQ8",
 			}},
 		}},
-		Distributions: []awsfacts.Distribution{
+		Distributions: []discovery.Distribution{
 			{
 				ID: "E1UNRELATED9XZ", DomainName: "d2222222abcdef.cloudfront.net", Status: "Deployed", Enabled: true,
 				Aliases:         []string{"assets.example.org"},
-				Origins:         []awsfacts.Origin{{ID: "assets", DomainName: "assets-bucket.s3.us-east-1.amazonaws.com"}},
+				Origins:         []discovery.Origin{{ID: "assets", DomainName: "assets-bucket.s3.us-east-1.amazonaws.com"}},
 				DefaultOriginID: "assets",
 			},
 			{
 				ID: "E2QWRUHAPOMQZL", DomainName: "d111111abcdef8.cloudfront.net", Status: "Deployed", Enabled: true,
 				Aliases: []string{"go.example.com", "www.example.com"},
-				Origins: []awsfacts.Origin{
+				Origins: []discovery.Origin{
 					{ID: "site-bucket", DomainName: "example-site.s3.us-east-1.amazonaws.com"},
 					{ID: "app-api", DomainName: "app.example-backend.net"},
 				},
 				DefaultOriginID: "site-bucket",
-				Behaviors:       []awsfacts.Behavior{{PathPattern: "/api/*", OriginID: "app-api"}},
+				Behaviors:       []discovery.Behavior{{PathPattern: "/api/*", OriginID: "app-api"}},
 			},
 		},
-		APIDomains: []awsfacts.APIDomain{{
+		APIDomains: []discovery.APIDomain{{
 			Name: "go.example.com", Target: "d-k4n9w2x7p1.execute-api.us-east-1.amazonaws.com", TargetZoneID: "Z1UJRXOUMOOFQ8",
 			EndpointType: "REGIONAL", Status: "AVAILABLE", CertificateARN: goCert, IPAddressType: "ipv4",
-			Mappings: []awsfacts.APIMapping{{APIID: "a1b2c3d4e5", Stage: "$default", Key: ""}},
+			Mappings: []discovery.APIMapping{{APIID: "a1b2c3d4e5", Stage: "$default", Key: ""}},
 		}},
-		ResolverAPI: &awsfacts.API{
+		ResolverAPI: &discovery.API{
 			ID: "a1b2c3d4e5", Name: "linoone-resolver", Endpoint: "https://a1b2c3d4e5.execute-api.us-east-1.amazonaws.com", ProtocolType: "HTTP",
 		},
-		Certificates: []awsfacts.Certificate{
+		Certificates: []discovery.Certificate{
 			{ARN: goCert, Region: "us-east-1", DomainName: "go.example.com", SANs: []string{"go.example.com"}, Status: "ISSUED"},
 			{ARN: siteCert, Region: "us-east-1", DomainName: "example.com", SANs: []string{"example.com", "*.example.com"}, Status: "ISSUED"},
 		},
-		Bus: &awsfacts.Bus{Requested: "shared-engagement", Found: true, Name: "shared-engagement", ARN: "arn:aws:events:us-east-1:123456789012:event-bus/shared-engagement"},
+		Bus: &discovery.Bus{Requested: "shared-engagement", Found: true, Name: "shared-engagement", ARN: "arn:aws:events:us-east-1:123456789012:event-bus/shared-engagement"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("snapshot (-want +got):\n%s", diff)
@@ -142,7 +143,7 @@ func TestCollectRegionalCertificates(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Collect: %v", err)
 	}
-	want := []awsfacts.Certificate{
+	want := []discovery.Certificate{
 		{ARN: euCert, Region: "eu-west-1", DomainName: "go.example.com", SANs: []string{"go.example.com"}, Status: "ISSUED"},
 		{ARN: goCert, Region: "us-east-1", DomainName: "go.example.com", SANs: []string{"go.example.com"}, Status: "ISSUED"},
 		{ARN: siteCert, Region: "us-east-1", DomainName: "example.com", SANs: []string{"example.com", "*.example.com"}, Status: "ISSUED"},
@@ -158,7 +159,7 @@ func TestCollectNothingFound(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Collect: %v", err)
 	}
-	want := awsfacts.Snapshot{Bus: &awsfacts.Bus{Requested: "shared-engagement"}}
+	want := awsfacts.Snapshot{Bus: &discovery.Bus{Requested: "shared-engagement"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("snapshot (-want +got):\n%s", diff)
 	}

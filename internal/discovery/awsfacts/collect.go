@@ -19,6 +19,8 @@ import (
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	"github.com/aws/aws-sdk-go-v2/service/route53"
 	r53types "github.com/aws/aws-sdk-go-v2/service/route53/types"
+
+	"github.com/linoone/linoone/internal/discovery"
 )
 
 // Query says what to look for. Empty fields are skipped.
@@ -31,111 +33,23 @@ type Query struct {
 	Bus string
 }
 
-// Snapshot is what the account answered.
+// Snapshot is what the account answered, in the discovery package's fact
+// types; the command copies it into discovery.Facts.
 type Snapshot struct {
 	// HostedZones are the public zones named Domain or one of its parents.
-	HostedZones []HostedZone
+	HostedZones []discovery.HostedZone
 	// Distributions are all CloudFront distributions of the account (none
 	// outside the aws and aws-cn partitions, where CloudFront is not asked).
-	Distributions []Distribution
+	Distributions []discovery.Distribution
 	// APIDomains are the API Gateway custom domain names covering Domain.
-	APIDomains []APIDomain
+	APIDomains []discovery.APIDomain
 	// ResolverAPI is nil when no id was asked for.
-	ResolverAPI *API
+	ResolverAPI *discovery.API
 	// Certificates are the ACM certificates covering Domain, in the region
 	// and in us-east-1.
-	Certificates []Certificate
+	Certificates []discovery.Certificate
 	// Bus is nil when no bus was asked for.
-	Bus *Bus
-}
-
-// HostedZone is a public Route 53 hosted zone.
-type HostedZone struct {
-	ID          string
-	Name        string
-	NameServers []string
-	// Records are the record sets named exactly Query.Domain.
-	Records []RecordSet
-}
-
-// RecordSet is a Route 53 record set.
-type RecordSet struct {
-	Name        string
-	Type        string
-	TTL         int64
-	Values      []string
-	AliasTarget string
-	AliasZoneID string
-}
-
-// Distribution is a CloudFront distribution.
-type Distribution struct {
-	ID              string
-	DomainName      string
-	Status          string
-	Enabled         bool
-	Aliases         []string
-	Origins         []Origin
-	DefaultOriginID string
-	Behaviors       []Behavior
-}
-
-// Origin is a CloudFront origin.
-type Origin struct {
-	ID         string
-	DomainName string
-	Path       string
-}
-
-// Behavior is a CloudFront cache behavior.
-type Behavior struct {
-	PathPattern string
-	OriginID    string
-}
-
-// APIDomain is an API Gateway v2 custom domain name.
-type APIDomain struct {
-	Name           string
-	Target         string
-	TargetZoneID   string
-	EndpointType   string
-	Status         string
-	CertificateARN string
-	IPAddressType  string
-	Mappings       []APIMapping
-}
-
-// APIMapping is an API mapping of a custom domain name.
-type APIMapping struct {
-	APIID string
-	Stage string
-	Key   string
-}
-
-// API is an API Gateway v2 API.
-type API struct {
-	ID                 string
-	Name               string
-	Endpoint           string
-	ProtocolType       string
-	ExecuteAPIDisabled bool
-}
-
-// Certificate is an ACM certificate.
-type Certificate struct {
-	ARN        string
-	Region     string
-	DomainName string
-	SANs       []string
-	Status     string
-}
-
-// Bus is the answer about an event bus.
-type Bus struct {
-	Requested string
-	Found     bool
-	Name      string
-	ARN       string
+	Bus *discovery.Bus
 }
 
 // Collect asks every service the query needs. The first failing call stops
@@ -184,8 +98,8 @@ func (c *Collector) Collect(ctx context.Context, q Query) (Snapshot, error) {
 // hostedZones finds the public zones named domain or one of its parents
 // (down to two labels). ListHostedZonesByName lists zones in order starting
 // at a name, so each candidate name is asked for separately.
-func (c *Collector) hostedZones(ctx context.Context, domain string) ([]HostedZone, error) {
-	var zones []HostedZone
+func (c *Collector) hostedZones(ctx context.Context, domain string) ([]discovery.HostedZone, error) {
+	var zones []discovery.HostedZone
 	for _, candidate := range candidates(domain) {
 		out, err := c.route53.ListHostedZonesByName(ctx, &route53.ListHostedZonesByNameInput{
 			DNSName:  aws.String(candidate),
@@ -198,7 +112,7 @@ func (c *Collector) hostedZones(ctx context.Context, domain string) ([]HostedZon
 			if dnsName(aws.ToString(hz.Name)) != candidate || (hz.Config != nil && hz.Config.PrivateZone) {
 				continue
 			}
-			z := HostedZone{ID: strings.TrimPrefix(aws.ToString(hz.Id), "/hostedzone/"), Name: candidate}
+			z := discovery.HostedZone{ID: strings.TrimPrefix(aws.ToString(hz.Id), "/hostedzone/"), Name: candidate}
 			if z.NameServers, err = c.apexNameServers(ctx, z.ID, candidate); err != nil {
 				return nil, err
 			}
@@ -230,13 +144,13 @@ func (c *Collector) apexNameServers(ctx context.Context, zoneID, zone string) ([
 }
 
 // recordSets lists the record sets named exactly name.
-func (c *Collector) recordSets(ctx context.Context, zoneID, name string) ([]RecordSet, error) {
+func (c *Collector) recordSets(ctx context.Context, zoneID, name string) ([]discovery.RecordSet, error) {
 	in := &route53.ListResourceRecordSetsInput{
 		HostedZoneId:    aws.String(zoneID),
 		StartRecordName: aws.String(name),
 		MaxItems:        aws.Int32(20),
 	}
-	var out []RecordSet
+	var out []discovery.RecordSet
 	for {
 		page, err := c.route53.ListResourceRecordSets(ctx, in)
 		if err != nil {
@@ -246,7 +160,7 @@ func (c *Collector) recordSets(ctx context.Context, zoneID, name string) ([]Reco
 			if dnsName(aws.ToString(rr.Name)) != name {
 				return out, nil
 			}
-			rs := RecordSet{Name: name, Type: string(rr.Type), TTL: aws.ToInt64(rr.TTL), Values: recordValues(rr)}
+			rs := discovery.RecordSet{Name: name, Type: string(rr.Type), TTL: aws.ToInt64(rr.TTL), Values: recordValues(rr)}
 			if rr.AliasTarget != nil {
 				rs.AliasTarget = dnsName(aws.ToString(rr.AliasTarget.DNSName))
 				rs.AliasZoneID = aws.ToString(rr.AliasTarget.HostedZoneId)
@@ -270,8 +184,8 @@ func recordValues(rr r53types.ResourceRecordSet) []string {
 	return out
 }
 
-func (c *Collector) distributions(ctx context.Context) ([]Distribution, error) {
-	var out []Distribution
+func (c *Collector) distributions(ctx context.Context) ([]discovery.Distribution, error) {
+	var out []discovery.Distribution
 	p := cloudfront.NewListDistributionsPaginator(c.cloudFront, &cloudfront.ListDistributionsInput{})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
@@ -288,8 +202,8 @@ func (c *Collector) distributions(ctx context.Context) ([]Distribution, error) {
 	return out, nil
 }
 
-func distribution(ds cftypes.DistributionSummary) Distribution {
-	d := Distribution{
+func distribution(ds cftypes.DistributionSummary) discovery.Distribution {
+	d := discovery.Distribution{
 		ID:         aws.ToString(ds.Id),
 		DomainName: dnsName(aws.ToString(ds.DomainName)),
 		Status:     aws.ToString(ds.Status),
@@ -302,7 +216,7 @@ func distribution(ds cftypes.DistributionSummary) Distribution {
 	}
 	if ds.Origins != nil {
 		for _, o := range ds.Origins.Items {
-			d.Origins = append(d.Origins, Origin{ID: aws.ToString(o.Id), DomainName: dnsName(aws.ToString(o.DomainName)), Path: aws.ToString(o.OriginPath)})
+			d.Origins = append(d.Origins, discovery.Origin{ID: aws.ToString(o.Id), DomainName: dnsName(aws.ToString(o.DomainName)), Path: aws.ToString(o.OriginPath)})
 		}
 	}
 	if ds.DefaultCacheBehavior != nil {
@@ -310,7 +224,7 @@ func distribution(ds cftypes.DistributionSummary) Distribution {
 	}
 	if ds.CacheBehaviors != nil {
 		for _, b := range ds.CacheBehaviors.Items {
-			d.Behaviors = append(d.Behaviors, Behavior{PathPattern: aws.ToString(b.PathPattern), OriginID: aws.ToString(b.TargetOriginId)})
+			d.Behaviors = append(d.Behaviors, discovery.Behavior{PathPattern: aws.ToString(b.PathPattern), OriginID: aws.ToString(b.TargetOriginId)})
 		}
 	}
 	return d
@@ -318,8 +232,8 @@ func distribution(ds cftypes.DistributionSummary) Distribution {
 
 // apiDomains lists the API Gateway custom domain names that cover domain,
 // with their API mappings.
-func (c *Collector) apiDomains(ctx context.Context, domain string) ([]APIDomain, error) {
-	var out []APIDomain
+func (c *Collector) apiDomains(ctx context.Context, domain string) ([]discovery.APIDomain, error) {
+	var out []discovery.APIDomain
 	in := &apigatewayv2.GetDomainNamesInput{}
 	for {
 		page, err := c.apiGateway.GetDomainNames(ctx, in)
@@ -343,8 +257,8 @@ func (c *Collector) apiDomains(ctx context.Context, domain string) ([]APIDomain,
 	}
 }
 
-func apiDomain(dn apigwtypes.DomainName) APIDomain {
-	d := APIDomain{Name: dnsName(aws.ToString(dn.DomainName))}
+func apiDomain(dn apigwtypes.DomainName) discovery.APIDomain {
+	d := discovery.APIDomain{Name: dnsName(aws.ToString(dn.DomainName))}
 	for i, cfg := range dn.DomainNameConfigurations {
 		// An HTTP API's domain name has one configuration; prefer REGIONAL.
 		if i > 0 && cfg.EndpointType != apigwtypes.EndpointTypeRegional {
@@ -363,8 +277,8 @@ func apiDomain(dn apigwtypes.DomainName) APIDomain {
 	return d
 }
 
-func (c *Collector) apiMappings(ctx context.Context, domainName string) ([]APIMapping, error) {
-	var out []APIMapping
+func (c *Collector) apiMappings(ctx context.Context, domainName string) ([]discovery.APIMapping, error) {
+	var out []discovery.APIMapping
 	in := &apigatewayv2.GetApiMappingsInput{DomainName: aws.String(domainName)}
 	for {
 		page, err := c.apiGateway.GetApiMappings(ctx, in)
@@ -372,7 +286,7 @@ func (c *Collector) apiMappings(ctx context.Context, domainName string) ([]APIMa
 			return nil, wrap("apigateway", "GetApiMappings "+domainName, err)
 		}
 		for _, m := range page.Items {
-			out = append(out, APIMapping{APIID: aws.ToString(m.ApiId), Stage: aws.ToString(m.Stage), Key: aws.ToString(m.ApiMappingKey)})
+			out = append(out, discovery.APIMapping{APIID: aws.ToString(m.ApiId), Stage: aws.ToString(m.Stage), Key: aws.ToString(m.ApiMappingKey)})
 		}
 		if aws.ToString(page.NextToken) == "" {
 			return out, nil
@@ -381,7 +295,7 @@ func (c *Collector) apiMappings(ctx context.Context, domainName string) ([]APIMa
 	}
 }
 
-func (c *Collector) api(ctx context.Context, id string) (*API, error) {
+func (c *Collector) api(ctx context.Context, id string) (*discovery.API, error) {
 	out, err := c.apiGateway.GetApi(ctx, &apigatewayv2.GetApiInput{ApiId: aws.String(id)})
 	var notFound *apigwtypes.NotFoundException
 	if errors.As(err, &notFound) {
@@ -390,7 +304,7 @@ func (c *Collector) api(ctx context.Context, id string) (*API, error) {
 	if err != nil {
 		return nil, wrap("apigateway", "GetApi", err)
 	}
-	return &API{
+	return &discovery.API{
 		ID:                 aws.ToString(out.ApiId),
 		Name:               aws.ToString(out.Name),
 		Endpoint:           aws.ToString(out.ApiEndpoint),
@@ -400,8 +314,8 @@ func (c *Collector) api(ctx context.Context, id string) (*API, error) {
 }
 
 // certificates lists the certificates of every key type covering domain.
-func (c *Collector) certificates(ctx context.Context, client acmAPI, region, domain string) ([]Certificate, error) {
-	var out []Certificate
+func (c *Collector) certificates(ctx context.Context, client acmAPI, region, domain string) ([]discovery.Certificate, error) {
+	var out []discovery.Certificate
 	p := acm.NewListCertificatesPaginator(client, &acm.ListCertificatesInput{
 		// Without Includes, ListCertificates returns RSA_1024 and RSA_2048 only.
 		Includes: &acmtypes.Filters{KeyTypes: acmtypes.KeyAlgorithm("").Values()},
@@ -412,7 +326,7 @@ func (c *Collector) certificates(ctx context.Context, client acmAPI, region, dom
 			return nil, wrap("acm", "ListCertificates ("+region+")", err)
 		}
 		for _, cs := range page.CertificateSummaryList {
-			cert := Certificate{
+			cert := discovery.Certificate{
 				ARN:        aws.ToString(cs.CertificateArn),
 				Region:     region,
 				DomainName: dnsName(aws.ToString(cs.DomainName)),
@@ -429,16 +343,16 @@ func (c *Collector) certificates(ctx context.Context, client acmAPI, region, dom
 	return out, nil
 }
 
-func (c *Collector) bus(ctx context.Context, nameOrARN string) (Bus, error) {
+func (c *Collector) bus(ctx context.Context, nameOrARN string) (discovery.Bus, error) {
 	out, err := c.events.DescribeEventBus(ctx, &eventbridge.DescribeEventBusInput{Name: aws.String(nameOrARN)})
 	var notFound *ebtypes.ResourceNotFoundException
 	if errors.As(err, &notFound) {
-		return Bus{Requested: nameOrARN}, nil
+		return discovery.Bus{Requested: nameOrARN}, nil
 	}
 	if err != nil {
-		return Bus{}, wrap("eventbridge", "DescribeEventBus", err)
+		return discovery.Bus{}, wrap("eventbridge", "DescribeEventBus", err)
 	}
-	return Bus{Requested: nameOrARN, Found: true, Name: aws.ToString(out.Name), ARN: aws.ToString(out.Arn)}, nil
+	return discovery.Bus{Requested: nameOrARN, Found: true, Name: aws.ToString(out.Name), ARN: aws.ToString(out.Arn)}, nil
 }
 
 // candidates lists domain and its parents down to two labels.

@@ -1,4 +1,8 @@
-package discovery
+// Package discoverycli is the `linoone discover` command: it parses the
+// command line, collects facts with awsfacts (read-only AWS calls) and
+// dnscheck (public DNS and the HTTPS probe), lets discovery.Decide judge them
+// and prints the decision as a report or JSON.
+package discoverycli
 
 import (
 	"context"
@@ -12,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/linoone/linoone/internal/discovery"
 	"github.com/linoone/linoone/internal/discovery/awsfacts"
 	"github.com/linoone/linoone/internal/discovery/dnscheck"
 )
@@ -38,11 +43,11 @@ type (
 		Collect(ctx context.Context, q awsfacts.Query) (awsfacts.Snapshot, error)
 	}
 	nameResolver interface {
-		Resolve(ctx context.Context, name string) (dnscheck.Resolution, error)
-		Zone(ctx context.Context, name string) (dnscheck.Zone, error)
+		Resolve(ctx context.Context, name string) (discovery.Resolution, error)
+		Zone(ctx context.Context, name string) (discovery.PublicZone, error)
 	}
 	prober interface {
-		Probe(ctx context.Context, url string) dnscheck.ProbeResult
+		Probe(ctx context.Context, url string) discovery.Probe
 	}
 )
 
@@ -94,7 +99,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "linoone discover: %s\n", oneLine(err.Error()))
 		return ExitError
 	}
-	d := Decide(facts)
+	d := discovery.Decide(facts)
 	if o.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -181,28 +186,28 @@ func parseArgs(args []string, getenv func(string) string) (options, error) {
 	}
 	if o.region == "" {
 		errs = append(errs, fmt.Errorf("%w: --region is required", ErrUsage))
-	} else if err := ValidateRegion(o.region); err != nil {
+	} else if err := discovery.ValidateRegion(o.region); err != nil {
 		errs = append(errs, err)
 	}
 	if o.domain != "" {
-		name, err := ParseDomain(o.domain)
+		name, err := discovery.ParseDomain(o.domain)
 		if err != nil {
 			errs = append(errs, err)
 		}
 		o.domain = name
 	}
 	if o.bus != "" && o.region != "" {
-		if err := ValidateBus(o.bus, o.region); err != nil {
+		if err := discovery.ValidateBus(o.bus, o.region); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if o.apiID != "" {
-		if err := ValidateAPIID(o.apiID); err != nil {
+		if err := discovery.ValidateAPIID(o.apiID); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if o.token != "" {
-		if err := ValidateToken(o.token); err != nil {
+		if err := discovery.ValidateToken(o.token); err != nil {
 			errs = append(errs, err)
 		}
 		if o.domain == "" {
@@ -210,7 +215,7 @@ func parseArgs(args []string, getenv func(string) string) (options, error) {
 		}
 	}
 	if o.prefix != "" {
-		if err := ValidatePrefix(o.prefix); err != nil {
+		if err := discovery.ValidatePrefix(o.prefix); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -218,7 +223,7 @@ func parseArgs(args []string, getenv func(string) string) (options, error) {
 		errs = append(errs, fmt.Errorf("%w: --sandbox needs --bus NAME (the bus the sandbox creates when it is missing)", ErrUsage))
 	}
 	if o.dnsServer != "" {
-		if err := ValidateServer(o.dnsServer); err != nil {
+		if err := discovery.ValidateServer(o.dnsServer); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -245,31 +250,36 @@ func parseArgs(args []string, getenv func(string) string) (options, error) {
 }
 
 // gather collects the facts: AWS first, then public DNS, then the probe.
-func gather(ctx context.Context, o options, aws factSource, dns nameResolver, p prober) (Facts, error) {
+func gather(ctx context.Context, o options, aws factSource, dns nameResolver, p prober) (discovery.Facts, error) {
 	snap, err := aws.Collect(ctx, awsfacts.Query{Domain: o.domain, ResolverAPIID: o.apiID, Bus: o.bus})
 	if err != nil {
-		return Facts{}, err
+		return discovery.Facts{}, err
 	}
-	f := factsFromSnapshot(snap)
-	f.Domain, f.Region, f.ResolverAPIID = o.domain, o.region, o.apiID
-	f.PathPrefix, f.ProbeToken, f.Sandbox = o.prefix, o.token, o.sandbox
+	f := discovery.Facts{
+		Domain: o.domain, Region: o.region, ResolverAPIID: o.apiID,
+		PathPrefix: o.prefix, ProbeToken: o.token, Sandbox: o.sandbox,
+		ResolverAPI:   snap.ResolverAPI,
+		HostedZones:   snap.HostedZones,
+		Distributions: snap.Distributions,
+		APIDomains:    snap.APIDomains,
+		Certificates:  snap.Certificates,
+	}
+	if snap.Bus != nil {
+		f.Bus = *snap.Bus
+	}
 	if o.bus != "" && f.Bus.Requested == "" {
 		f.Bus.Requested = o.bus
 	}
 	if o.domain == "" {
 		return f, nil
 	}
-	res, err := dns.Resolve(ctx, o.domain)
-	if err != nil {
-		return Facts{}, fmt.Errorf("public dns: %w", err)
+	if f.PublicDNS, err = dns.Resolve(ctx, o.domain); err != nil {
+		return discovery.Facts{}, fmt.Errorf("public dns: %w", err)
 	}
-	f.PublicDNS = Resolution(res)
-	zone, err := dns.Zone(ctx, o.domain)
-	if err != nil {
-		return Facts{}, fmt.Errorf("public dns: %w", err)
+	if f.PublicZone, err = dns.Zone(ctx, o.domain); err != nil {
+		return discovery.Facts{}, fmt.Errorf("public dns: %w", err)
 	}
-	f.PublicZone = PublicZone(zone)
-	f.TargetDNS = map[string]Resolution{}
+	f.TargetDNS = map[string]discovery.Resolution{}
 	for _, d := range f.APIDomains {
 		if d.Target == "" {
 			continue
@@ -279,59 +289,25 @@ func gather(ctx context.Context, o options, aws factSource, dns nameResolver, p 
 		}
 		res, err := dns.Resolve(ctx, d.Target)
 		if err != nil {
-			return Facts{}, fmt.Errorf("public dns: %w", err)
+			return discovery.Facts{}, fmt.Errorf("public dns: %w", err)
 		}
-		f.TargetDNS[d.Target] = Resolution(res)
+		f.TargetDNS[d.Target] = res
 	}
 	if o.token != "" {
-		probeURL := "https://" + o.domain + "/" + prefixPath(o.prefix) + o.token
+		path := o.token
+		if o.prefix != "" {
+			path = o.prefix + "/" + o.token
+		}
+		probeURL := "https://" + o.domain + "/" + path
 		if f.PublicDNS.NXDomain || len(f.PublicDNS.Addresses) == 0 {
-			f.Probe = &Probe{URL: probeURL, Err: "not sent: the domain has no address in public DNS"}
+			f.Probe = &discovery.Probe{URL: probeURL, Err: "not sent: the domain has no address in public DNS"}
 		} else {
 			pr := p.Probe(ctx, probeURL)
-			f.Probe = &Probe{URL: pr.URL, Status: pr.Status, Location: pr.Location, RequestID: pr.RequestID, Err: oneLine(pr.Err)}
+			pr.Err = oneLine(pr.Err)
+			f.Probe = &pr
 		}
 	}
 	return f, nil
-}
-
-func factsFromSnapshot(s awsfacts.Snapshot) Facts {
-	var f Facts
-	for _, z := range s.HostedZones {
-		hz := HostedZone{ID: z.ID, Name: z.Name, NameServers: z.NameServers}
-		for _, r := range z.Records {
-			hz.Records = append(hz.Records, RecordSet(r))
-		}
-		f.HostedZones = append(f.HostedZones, hz)
-	}
-	for _, d := range s.Distributions {
-		dist := Distribution{ID: d.ID, DomainName: d.DomainName, Status: d.Status, Enabled: d.Enabled, Aliases: d.Aliases, DefaultOriginID: d.DefaultOriginID}
-		for _, o := range d.Origins {
-			dist.Origins = append(dist.Origins, Origin(o))
-		}
-		for _, b := range d.Behaviors {
-			dist.Behaviors = append(dist.Behaviors, Behavior(b))
-		}
-		f.Distributions = append(f.Distributions, dist)
-	}
-	for _, d := range s.APIDomains {
-		dom := APIDomain{Name: d.Name, Target: d.Target, TargetZoneID: d.TargetZoneID, EndpointType: d.EndpointType, Status: d.Status, CertificateARN: d.CertificateARN, IPAddressType: d.IPAddressType}
-		for _, m := range d.Mappings {
-			dom.Mappings = append(dom.Mappings, APIMapping(m))
-		}
-		f.APIDomains = append(f.APIDomains, dom)
-	}
-	if s.ResolverAPI != nil {
-		api := API(*s.ResolverAPI)
-		f.ResolverAPI = &api
-	}
-	for _, c := range s.Certificates {
-		f.Certificates = append(f.Certificates, Certificate(c))
-	}
-	if s.Bus != nil {
-		f.Bus = Bus(*s.Bus)
-	}
-	return f
 }
 
 func oneLine(s string) string {

@@ -1,4 +1,4 @@
-package discovery
+package discoverycli
 
 import (
 	"bytes"
@@ -7,16 +7,18 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/linoone/linoone/internal/discovery"
 	"github.com/linoone/linoone/internal/discovery/discoverytest"
 	"github.com/linoone/linoone/internal/discovery/dnscheck"
 )
 
-const testdata = "awsfacts/testdata"
+const testdata = "../awsfacts/testdata"
 
 // Route 53's name servers for example.com, as the recorded NS record set
 // lists them.
@@ -342,9 +344,9 @@ func TestMainProbe(t *testing.T) {
 
 func TestMainProbeSkippedWhenTheDomainDoesNotResolve(t *testing.T) {
 	h := start(t, externalDNS())
-	h.prober = proberFunc(func(context.Context, string) dnscheck.ProbeResult {
+	h.prober = proberFunc(func(context.Context, string) discovery.Probe {
 		t.Error("probe sent to a domain without an address")
-		return dnscheck.ProbeResult{}
+		return discovery.Probe{}
 	})
 	code, stdout, _ := h.run(t, h.args("--domain", "go.example.com", "--resolver-api-id", "a1b2c3d4e5", "--probe-token", "7BTadEDkJ8")...)
 	if code != ExitActionRequired || decode(t, stdout).Decision != "external-dns-action-required" {
@@ -352,9 +354,9 @@ func TestMainProbeSkippedWhenTheDomainDoesNotResolve(t *testing.T) {
 	}
 }
 
-type proberFunc func(context.Context, string) dnscheck.ProbeResult
+type proberFunc func(context.Context, string) discovery.Probe
 
-func (f proberFunc) Probe(ctx context.Context, url string) dnscheck.ProbeResult { return f(ctx, url) }
+func (f proberFunc) Probe(ctx context.Context, url string) discovery.Probe { return f(ctx, url) }
 
 func TestMainHumanReport(t *testing.T) {
 	h := start(t, externalDNS())
@@ -519,4 +521,8 @@ func TestMainHelp(t *testing.T) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, stdout, stderr)
 		}
 	}
+}
+
+func containsPart(lines []string, part string) bool {
+	return slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, part) })
 }

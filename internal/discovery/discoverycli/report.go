@@ -1,14 +1,16 @@
-package discovery
+package discoverycli
 
 import (
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/linoone/linoone/internal/discovery"
 )
 
 // writeReport prints a decision for a person.
-func writeReport(w io.Writer, d Decision) {
+func writeReport(w io.Writer, d discovery.Decision) {
 	var b strings.Builder
 	subject := "no custom domain"
 	if d.Domain != "" {
@@ -88,7 +90,7 @@ func writeReport(w io.Writer, d Decision) {
 }
 
 // tfLines renders the decided variables as terraform.tfvars lines.
-func tfLines(v TerraformVars) []string {
+func tfLines(v discovery.TerraformVars) []string {
 	var out []string
 	add := func(name, value string) {
 		out = append(out, fmt.Sprintf("%-29s = %s", name, value))
@@ -112,4 +114,11 @@ func tfLines(v TerraformVars) []string {
 		out = append(out, "(none decided)")
 	}
 	return out
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
 }

@@ -2,7 +2,8 @@
 // follows A, AAAA and CNAME chains and finds the zone that serves a name by
 // asking one DNS server (by default the system resolver of /etc/resolv.conf)
 // with github.com/miekg/dns; a Prober asks https://<domain>/<token> once,
-// without following redirects.
+// without following redirects. Both answer with the discovery package's fact
+// types (Resolution, PublicZone, Probe).
 package dnscheck
 
 import (
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/linoone/linoone/internal/discovery"
 )
 
 // Errors, matched with errors.Is.
@@ -36,23 +39,6 @@ const (
 	// DefaultResolvConf is where SystemServer looks for the system resolver.
 	DefaultResolvConf = "/etc/resolv.conf"
 )
-
-// Resolution is the public answer for one name.
-type Resolution struct {
-	Name string
-	// Chain lists the CNAME targets in the order they were followed.
-	Chain []string
-	// Addresses are the A and AAAA answers at the end of the chain.
-	Addresses []string
-	// NXDomain is true when the name, or the end of its chain, does not exist.
-	NXDomain bool
-}
-
-// Zone is the DNS zone that serves a name.
-type Zone struct {
-	Name        string
-	NameServers []string
-}
 
 // Resolver asks one DNS server.
 type Resolver struct {
@@ -88,20 +74,20 @@ func SystemServer(resolvConf string) (string, error) {
 // Resolve follows name's CNAME chain and collects the A and AAAA addresses
 // at its end. A name that does not exist is not an error: it is reported
 // with NXDomain.
-func (r *Resolver) Resolve(ctx context.Context, name string) (Resolution, error) {
-	res := Resolution{Name: norm(name)}
+func (r *Resolver) Resolve(ctx context.Context, name string) (discovery.Resolution, error) {
+	res := discovery.Resolution{Name: norm(name)}
 	current := res.Name
 	seen := map[string]bool{current: true}
 	var addresses []string
 	for range maxChain {
 		in, err := r.exchange(ctx, current, dns.TypeA)
 		if err != nil {
-			return Resolution{}, err
+			return discovery.Resolution{}, err
 		}
 		before := len(res.Chain)
 		current, err = follow(in.Answer, current, &res.Chain, seen)
 		if err != nil {
-			return Resolution{}, fmt.Errorf("resolve %s: %w", res.Name, err)
+			return discovery.Resolution{}, fmt.Errorf("resolve %s: %w", res.Name, err)
 		}
 		addresses = records(in.Answer, current, dns.TypeA)
 		if in.Rcode == dns.RcodeNameError {
@@ -113,33 +99,33 @@ func (r *Resolver) Resolve(ctx context.Context, name string) (Resolution, error)
 		}
 		// The server gave the CNAME without chasing it: ask for its target.
 		if len(res.Chain) >= maxChain {
-			return Resolution{}, fmt.Errorf("resolve %s: %w", res.Name, ErrCNAMELoop)
+			return discovery.Resolution{}, fmt.Errorf("resolve %s: %w", res.Name, ErrCNAMELoop)
 		}
 	}
 	in, err := r.exchange(ctx, current, dns.TypeAAAA)
 	if err != nil {
-		return Resolution{}, err
+		return discovery.Resolution{}, err
 	}
 	res.Addresses = append(addresses, records(in.Answer, current, dns.TypeAAAA)...)
 	return res, nil
 }
 
 // Zone finds the zone that serves name: the closest enclosing name with an
-// SOA record of its own, and that zone's NS records. A zero Zone means none
-// was found.
-func (r *Resolver) Zone(ctx context.Context, name string) (Zone, error) {
+// SOA record of its own, and that zone's NS records. A zero PublicZone means
+// none was found.
+func (r *Resolver) Zone(ctx context.Context, name string) (discovery.PublicZone, error) {
 	for n := norm(name); n != ""; {
 		in, err := r.exchange(ctx, n, dns.TypeSOA)
 		if err != nil {
-			return Zone{}, err
+			return discovery.PublicZone{}, err
 		}
 		for _, rr := range in.Answer {
 			if soa, ok := rr.(*dns.SOA); ok && norm(soa.Hdr.Name) == n {
 				ns, err := r.nameServers(ctx, n)
 				if err != nil {
-					return Zone{}, err
+					return discovery.PublicZone{}, err
 				}
-				return Zone{Name: n, NameServers: ns}, nil
+				return discovery.PublicZone{Name: n, NameServers: ns}, nil
 			}
 		}
 		_, parent, ok := strings.Cut(n, ".")
@@ -148,7 +134,7 @@ func (r *Resolver) Zone(ctx context.Context, name string) (Zone, error) {
 		}
 		n = parent
 	}
-	return Zone{}, nil
+	return discovery.PublicZone{}, nil
 }
 
 func (r *Resolver) nameServers(ctx context.Context, zone string) ([]string, error) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/linoone/linoone/internal/discovery"
 	"github.com/linoone/linoone/internal/discovery/discoverytest"
 	"github.com/linoone/linoone/internal/discovery/dnscheck"
 )
@@ -46,12 +47,12 @@ func TestResolve(t *testing.T) {
 		name    string
 		noChase bool
 		query   string
-		want    dnscheck.Resolution
+		want    discovery.Resolution
 	}{
 		{
 			name:  "cname chain to cloudfront",
 			query: "go.example.com",
-			want: dnscheck.Resolution{
+			want: discovery.Resolution{
 				Name:      "go.example.com",
 				Chain:     []string{"links.example.com", "d111111abcdef8.cloudfront.net"},
 				Addresses: []string{"198.51.100.10", "198.51.100.11", "2001:db8::10"},
@@ -61,7 +62,7 @@ func TestResolve(t *testing.T) {
 			name:    "cname chain from a server that does not chase",
 			noChase: true,
 			query:   "Go.Example.com.",
-			want: dnscheck.Resolution{
+			want: discovery.Resolution{
 				Name:      "go.example.com",
 				Chain:     []string{"links.example.com", "d111111abcdef8.cloudfront.net"},
 				Addresses: []string{"198.51.100.10", "198.51.100.11", "2001:db8::10"},
@@ -70,22 +71,22 @@ func TestResolve(t *testing.T) {
 		{
 			name:  "resolves elsewhere",
 			query: "www.example.com",
-			want:  dnscheck.Resolution{Name: "www.example.com", Addresses: []string{"203.0.113.7"}},
+			want:  discovery.Resolution{Name: "www.example.com", Addresses: []string{"203.0.113.7"}},
 		},
 		{
 			name:  "nxdomain",
 			query: "nope.example.com",
-			want:  dnscheck.Resolution{Name: "nope.example.com", NXDomain: true},
+			want:  discovery.Resolution{Name: "nope.example.com", NXDomain: true},
 		},
 		{
 			name:  "cname to a name that does not exist",
 			query: "dangling.example.com",
-			want:  dnscheck.Resolution{Name: "dangling.example.com", Chain: []string{"gone.example.org"}, NXDomain: true},
+			want:  discovery.Resolution{Name: "dangling.example.com", Chain: []string{"gone.example.org"}, NXDomain: true},
 		},
 		{
 			name:  "exists without addresses",
 			query: "example.com",
-			want:  dnscheck.Resolution{Name: "example.com"},
+			want:  discovery.Resolution{Name: "example.com"},
 		},
 	}
 	for _, tt := range tests {
@@ -135,13 +136,13 @@ func TestZone(t *testing.T) {
 	r := dnscheck.NewResolver(srv.Addr, time.Second)
 	tests := []struct {
 		query string
-		want  dnscheck.Zone
+		want  discovery.PublicZone
 	}{
-		{"go.example.com", dnscheck.Zone{Name: "example.com", NameServers: []string{"ns1.dns-provider.test", "ns2.dns-provider.test"}}},
-		{"nope.example.com", dnscheck.Zone{Name: "example.com", NameServers: []string{"ns1.dns-provider.test", "ns2.dns-provider.test"}}},
-		{"example.com", dnscheck.Zone{Name: "example.com", NameServers: []string{"ns1.dns-provider.test", "ns2.dns-provider.test"}}},
-		{"go.example.net", dnscheck.Zone{Name: "example.net", NameServers: []string{"ns-0.awsdns-00.com", "ns-512.awsdns-00.net"}}},
-		{"go.nowhere.test", dnscheck.Zone{}},
+		{"go.example.com", discovery.PublicZone{Name: "example.com", NameServers: []string{"ns1.dns-provider.test", "ns2.dns-provider.test"}}},
+		{"nope.example.com", discovery.PublicZone{Name: "example.com", NameServers: []string{"ns1.dns-provider.test", "ns2.dns-provider.test"}}},
+		{"example.com", discovery.PublicZone{Name: "example.com", NameServers: []string{"ns1.dns-provider.test", "ns2.dns-provider.test"}}},
+		{"go.example.net", discovery.PublicZone{Name: "example.net", NameServers: []string{"ns-0.awsdns-00.com", "ns-512.awsdns-00.net"}}},
+		{"go.nowhere.test", discovery.PublicZone{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {

@@ -5,21 +5,12 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/linoone/linoone/internal/discovery"
 )
 
 // DefaultProbeTimeout bounds one probe request.
 const DefaultProbeTimeout = 10 * time.Second
-
-// ProbeResult is the answer to one probe request.
-type ProbeResult struct {
-	URL      string
-	Status   int
-	Location string
-	// RequestID is the apigw-requestid header API Gateway HTTP APIs send.
-	RequestID string
-	// Err says why no HTTP answer arrived; "" when one did.
-	Err string
-}
 
 // Prober sends GET requests and records the answer without following
 // redirects.
@@ -44,8 +35,8 @@ func NewProber(client *http.Client) *Prober {
 
 // Probe sends GET url once. Failures are part of the result, not errors: a
 // probe that cannot connect is a finding.
-func (p *Prober) Probe(ctx context.Context, url string) ProbeResult {
-	res := ProbeResult{URL: url}
+func (p *Prober) Probe(ctx context.Context, url string) discovery.Probe {
+	res := discovery.Probe{URL: url}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		res.Err = err.Error()

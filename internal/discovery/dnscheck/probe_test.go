@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/linoone/linoone/internal/discovery"
 	"github.com/linoone/linoone/internal/discovery/dnscheck"
 )
 
@@ -47,17 +48,17 @@ func TestProbe(t *testing.T) {
 	tests := []struct {
 		name string
 		url  string
-		want dnscheck.ProbeResult
+		want discovery.Probe
 	}{
 		{
 			name: "known token redirect is recorded, not followed",
 			url:  "https://go.example.com/7BTadEDkJ8",
-			want: dnscheck.ProbeResult{URL: "https://go.example.com/7BTadEDkJ8", Status: 302, Location: "https://target.example.org/landing", RequestID: "Qx1YzFkLoAMEb0w="},
+			want: discovery.Probe{URL: "https://go.example.com/7BTadEDkJ8", Status: 302, Location: "https://target.example.org/landing", RequestID: "Qx1YzFkLoAMEb0w="},
 		},
 		{
 			name: "unknown token",
 			url:  "https://go.example.com/AAAAAAAAAA",
-			want: dnscheck.ProbeResult{URL: "https://go.example.com/AAAAAAAAAA", Status: 404, RequestID: "Qx1YzFkLoAMEb0w="},
+			want: discovery.Probe{URL: "https://go.example.com/AAAAAAAAAA", Status: 404, RequestID: "Qx1YzFkLoAMEb0w="},
 		},
 	}
 	p := dnscheck.NewProber(clientFor(srv))
