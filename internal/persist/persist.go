@@ -185,19 +185,6 @@ func appendJSONString(b []byte, s string) ([]byte, error) {
 	return append(b, q...), err
 }
 
-// Query runs any Gremlin query with bindings and returns the decoded result data.
-// Callers must pass every input as a binding.
-func (c *Client) Query(ctx context.Context, query string, bindings map[string]any) (any, error) {
-	body, err := json.Marshal(struct {
-		Gremlin  string         `json:"gremlin"`
-		Bindings map[string]any `json:"bindings,omitempty"`
-	}{query, bindings})
-	if err != nil {
-		return nil, fmt.Errorf("encode gremlin request: %w", err)
-	}
-	return c.gremlin(ctx, body)
-}
-
 type gremlinResponse struct {
 	Status struct {
 		Code    int    `json:"code"`
