@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"text/tabwriter"
 	"time"
@@ -79,12 +80,17 @@ func replay(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return err
 	}
+	tty := isTerminal(stderr)
 	progress := func(done, total int) {
-		if !*quiet {
+		switch {
+		case *quiet:
+		case tty: // one line, rewritten in place
 			fmt.Fprintf(stderr, "\rreplaying %d/%d", done, total)
 			if done == total {
 				fmt.Fprintln(stderr)
 			}
+		case done == total || done%1000 == 0: // a log: a line now and then
+			fmt.Fprintf(stderr, "replaying %d/%d\n", done, total)
 		}
 	}
 	res, err := q.Replay(ctx, bus, progress)
@@ -110,4 +116,14 @@ func oneLine(s string, n int) string {
 		}
 	}
 	return string(out)
+}
+
+// isTerminal reports whether w is a character device (an interactive terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
