@@ -158,12 +158,11 @@ type want struct {
 	record     *DNSRecord
 	cloudFront *CloudFrontChange
 	// evidence and action substrings that must appear.
-	evidence   []string
-	actionHas  []string
-	nextSteps  int
-	bus        BusDecision
-	noRecord   bool
-	noWarnings bool
+	evidence  []string
+	actionHas []string
+	nextSteps int
+	bus       BusDecision
+	noRecord  bool
 }
 
 func TestDecideDomain(t *testing.T) {

@@ -62,7 +62,7 @@ func NewManagement(d ManagementDeps) (http.Handler, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	spec, err := management.GetSwagger()
+	spec, err := management.GetSpec()
 	if err != nil {
 		return nil, fmt.Errorf("load embedded openapi spec: %w", err)
 	}
