@@ -44,6 +44,7 @@ import (
 
 	"github.com/linoone/linoone/internal/clickdlq"
 	"github.com/linoone/linoone/internal/clickdlq/sqstest"
+	"github.com/linoone/linoone/internal/clickfact"
 	"github.com/linoone/linoone/internal/eventid"
 	"github.com/linoone/linoone/internal/graphson"
 	"github.com/linoone/linoone/internal/localpersist"
@@ -260,10 +261,10 @@ func TestLambdasUnderRIE(t *testing.T) {
 				t.Errorf("%s: the bus rejected the entry", file)
 			}
 			visit := edgeProperties(t, e.Detail)
-			if got, want := visit[shorturl.PropVisitorIP], ev.RequestContext.HTTP.SourceIP; got != want {
+			if got, want := visit[clickfact.PropVisitorIP], ev.RequestContext.HTTP.SourceIP; got != want {
 				t.Errorf("%s: visitor_ip_address %v, want the event's sourceIp %q", file, got, want)
 			}
-			if got, want := visit[shorturl.PropUserAgent], ev.Headers["user-agent"]; got != want {
+			if got, want := visit[clickfact.PropUserAgent], ev.Headers["user-agent"]; got != want {
 				t.Errorf("%s: user_agent %v, want the event's %q", file, got, want)
 			}
 		}
@@ -308,7 +309,7 @@ func TestLambdasUnderRIE(t *testing.T) {
 		if raw.GraphFact.IdempotencyKey != key {
 			t.Errorf("dead letter graph_fact.idempotency_key %q, want %q", raw.GraphFact.IdempotencyKey, key)
 		}
-		d, _, err := shorturl.ParseDeadLetter([]byte(body))
+		d, _, err := clickfact.ParseDeadLetter([]byte(body))
 		if err != nil {
 			t.Fatalf("dead letter: %v", err)
 		}
@@ -332,11 +333,11 @@ func TestLambdasUnderRIE(t *testing.T) {
 			first = buildDeadLetter(t)
 		}
 		second := buildDeadLetter(t)
-		_, f1, err := shorturl.ParseDeadLetter([]byte(first))
+		_, f1, err := clickfact.ParseDeadLetter([]byte(first))
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, f2, err := shorturl.ParseDeadLetter([]byte(second))
+		_, f2, err := clickfact.ParseDeadLetter([]byte(second))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -707,7 +708,7 @@ func sqsEvent(t *testing.T, bodies ...string) ([]byte, []string) {
 		sum := md5.Sum([]byte(body))
 		r := ev.Records[i]
 		r["body"], r["md5OfBody"] = body, hex.EncodeToString(sum[:])
-		_, f, err := shorturl.ParseDeadLetter([]byte(body))
+		_, f, err := clickfact.ParseDeadLetter([]byte(body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -747,12 +748,13 @@ func buildDeadLetter(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := shorturl.ShortURL{Token: recordedToken, Path: resolverBaseURL + "/" + recordedToken, Target: "https://example.org/a?b=c&d=<e>"}
-	f, err := shorturl.BuildClickFact(u, shorturl.Visit{IP: "192.0.2.44", UserAgent: "replay-test/1.0 (\"quoted\" & <angled>)", At: time.Now()}, id)
+	c := clickfact.Click{Token: recordedToken, Path: resolverBaseURL + "/" + recordedToken, Target: "https://example.org/a?b=c&d=<e>",
+		IP: "192.0.2.44", UserAgent: "replay-test/1.0 (\"quoted\" & <angled>)", At: time.Now()}
+	f, err := clickfact.Build(c, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, err := clickdlq.Marshal(shorturl.NewDeadLetter(f, time.Now(), 2, errors.New("put: eventbridge rejected the entry")))
+	body, err := clickdlq.Marshal(clickfact.NewDeadLetter(f, time.Now(), 2, errors.New("put: eventbridge rejected the entry")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -773,7 +775,7 @@ func receiveDeadLetter(t *testing.T, key string) sqstypes.Message {
 			t.Fatalf("ReceiveMessage: %v", err)
 		}
 		for _, m := range out.Messages {
-			if _, f, err := shorturl.ParseDeadLetter([]byte(aws.ToString(m.Body))); err != nil || f.IdempotencyKey != key {
+			if _, f, err := clickfact.ParseDeadLetter([]byte(aws.ToString(m.Body))); err != nil || f.IdempotencyKey != key {
 				continue
 			}
 			if _, err := client.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: queue, ReceiptHandle: m.ReceiptHandle}); err != nil {
@@ -844,9 +846,9 @@ func checkRedirect(t *testing.T, what string, resp events.APIGatewayV2HTTPRespon
 // detail against the graph fact schema and the fact's own rules.
 func checkEntry(t *testing.T, what string, e putEntry) {
 	t.Helper()
-	if e.Source != shorturl.FactSource || e.DetailType != shorturl.FactDetailType || e.EventBusName != busName {
+	if e.Source != clickfact.Source || e.DetailType != clickfact.DetailType || e.EventBusName != busName {
 		t.Errorf("%s: entry source %q, detail type %q, bus %q; want %q, %q, %q", what,
-			e.Source, e.DetailType, e.EventBusName, shorturl.FactSource, shorturl.FactDetailType, busName)
+			e.Source, e.DetailType, e.EventBusName, clickfact.Source, clickfact.DetailType, busName)
 	}
 	if !strings.HasPrefix(e.Authorization, "AWS4-HMAC-SHA256 Credential="+accessKeyID+"/") ||
 		!strings.Contains(e.Authorization, "/us-east-1/events/aws4_request") {
@@ -856,7 +858,7 @@ func checkEntry(t *testing.T, what string, e putEntry) {
 		t.Errorf("%s: X-Amz-Security-Token %q, want the function's session token", what, e.SecurityToken)
 	}
 	schematest.MustValidate(t, schematest.GraphFact, []byte(e.Detail))
-	f, err := shorturl.ParseFact([]byte(e.Detail))
+	f, err := clickfact.Parse([]byte(e.Detail))
 	if err != nil {
 		t.Errorf("%s: detail is not a click fact: %v", what, err)
 	} else if f.IdempotencyKey != e.IdempotencyKey {

@@ -1,5 +1,5 @@
 // Package clickdlq keeps click facts that could not be published in the click DLQ
-// (SQS): one message per fact whose body is the JSON of a shorturl.DeadLetter
+// (SQS): one message per fact whose body is the JSON of a clickfact.DeadLetter
 // ({graph_fact, failed_at, attempts, reason}). It implements shorturl.DeadLetters;
 // the replay Lambda consumes the queue.
 package clickdlq
@@ -17,7 +17,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/linoone/linoone/internal/clickfact"
 	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/wiring"
 )
 
 // AttrIdempotencyKey is the String message attribute carrying the fact's
@@ -50,7 +52,7 @@ type Queue struct {
 // New builds a Queue sending to the queue at queueURL.
 func New(api SendMessageAPI, queueURL string) (*Queue, error) {
 	if api == nil {
-		return nil, fmt.Errorf("%w: click dlq needs a SendMessage client", shorturl.ErrMissingComponent)
+		return nil, fmt.Errorf("%w: click dlq needs a SendMessage client", wiring.ErrMissingComponent)
 	}
 	if !strings.HasPrefix(queueURL, "https://") && !strings.HasPrefix(queueURL, "http://") {
 		return nil, fmt.Errorf("%w: %q is not an http(s) url", ErrInvalidQueueURL, queueURL)
@@ -60,7 +62,7 @@ func New(api SendMessageAPI, queueURL string) (*Queue, error) {
 
 // DeadLetter sends d as one message. The graph fact inside is kept byte for byte, so
 // a replay publishes exactly the detail that failed.
-func (q *Queue) DeadLetter(ctx context.Context, d shorturl.DeadLetter) error {
+func (q *Queue) DeadLetter(ctx context.Context, d clickfact.DeadLetter) error {
 	body, err := Marshal(d)
 	if err != nil {
 		return err
@@ -82,7 +84,7 @@ func (q *Queue) DeadLetter(ctx context.Context, d shorturl.DeadLetter) error {
 // escaping, which encoding/json would otherwise apply to "&", "<" and ">" inside the
 // raw fact). The rare code points SQS refuses in a body (U+FFFE, U+FFFF), which can
 // only occur inside JSON strings, are written as \u escapes: the same JSON value.
-func Marshal(d shorturl.DeadLetter) (string, error) {
+func Marshal(d clickfact.DeadLetter) (string, error) {
 	b, err := d.Encode()
 	if err != nil {
 		return "", err

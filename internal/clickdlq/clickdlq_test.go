@@ -18,8 +18,9 @@ import (
 
 	"github.com/linoone/linoone/internal/clickdlq"
 	"github.com/linoone/linoone/internal/clickdlq/sqstest"
+	"github.com/linoone/linoone/internal/clickfact"
 	"github.com/linoone/linoone/internal/schematest"
-	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/wiring"
 )
 
 const queueName = "linoone-click-dlq"
@@ -39,13 +40,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func clickFact(t *testing.T, eventID, target, userAgent string) shorturl.Fact {
+func clickFact(t *testing.T, eventID, target, userAgent string) clickfact.Fact {
 	t.Helper()
-	u := shorturl.ShortURL{Token: "aB3dE5gH7j", Path: "https://l.example/aB3dE5gH7j", Target: target}
-	v := shorturl.Visit{IP: "203.0.113.9", UserAgent: userAgent, At: time.Date(2026, 11, 29, 10, 11, 12, 345e6, time.UTC)}
-	f, err := shorturl.BuildClickFact(u, v, eventID)
+	c := clickfact.Click{Token: "aB3dE5gH7j", Path: "https://l.example/aB3dE5gH7j", Target: target,
+		IP: "203.0.113.9", UserAgent: userAgent, At: time.Date(2026, 11, 29, 10, 11, 12, 345e6, time.UTC)}
+	f, err := clickfact.Build(c, eventID)
 	if err != nil {
-		t.Fatalf("BuildClickFact: %v", err)
+		t.Fatalf("clickfact.Build: %v", err)
 	}
 	return f
 }
@@ -60,7 +61,7 @@ func TestDeadLetterRoundTripsThroughSQS(t *testing.T) {
 	}
 	// "&", "<", ">" and non-ASCII must survive unescaped: a replay publishes these bytes.
 	f := clickFact(t, "ev_01JZ8Q6W3C4V5B6N7M8K9J0H1G", "https://shop.example/p?a=1&b=<2>", "Mozilla/5.0 (X11; <Linux>) Ünïcødé & co")
-	d := shorturl.NewDeadLetter(f, time.Date(2026, 11, 29, 10, 11, 13, 0, time.UTC), 1, errors.New("put on bus: ThrottlingException: Rate exceeded"))
+	d := clickfact.NewDeadLetter(f, time.Date(2026, 11, 29, 10, 11, 13, 0, time.UTC), 1, errors.New("put on bus: ThrottlingException: Rate exceeded"))
 	if err := q.DeadLetter(ctx, d); err != nil {
 		t.Fatalf("DeadLetter: %v", err)
 	}
@@ -87,7 +88,7 @@ func TestDeadLetterRoundTripsThroughSQS(t *testing.T) {
 	if got := aws.ToString(msg.Body); got != want {
 		t.Errorf("body differs from the dead letter JSON:\n got %s\nwant %s", got, want)
 	}
-	var back shorturl.DeadLetter
+	var back clickfact.DeadLetter
 	if err := json.Unmarshal([]byte(aws.ToString(msg.Body)), &back); err != nil {
 		t.Fatalf("body is not JSON: %v", err)
 	}
@@ -97,7 +98,7 @@ func TestDeadLetterRoundTripsThroughSQS(t *testing.T) {
 	if string(back.GraphFact) != string(f.Detail) {
 		t.Errorf("graph_fact is not byte-identical to the fact detail:\n got %s\nwant %s", back.GraphFact, f.Detail)
 	}
-	_, parsed, err := shorturl.ParseDeadLetter([]byte(aws.ToString(msg.Body)))
+	_, parsed, err := clickfact.ParseDeadLetter([]byte(aws.ToString(msg.Body)))
 	if err != nil {
 		t.Fatalf("ParseDeadLetter: %v", err)
 	}
@@ -130,7 +131,7 @@ func TestMarshalKeepsFactBytes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := clickFact(t, "ev_01JZ8Q6W3C4V5B6N7M8K9J0H1G", "https://shop.example/", tt.ua)
-			d := shorturl.NewDeadLetter(f, time.Unix(0, 0), 2, errors.New("boom"))
+			d := clickfact.NewDeadLetter(f, time.Unix(0, 0), 2, errors.New("boom"))
 			body, err := clickdlq.Marshal(d)
 			if err != nil {
 				t.Fatal(err)
@@ -139,7 +140,7 @@ func TestMarshalKeepsFactBytes(t *testing.T) {
 				t.Errorf("body %s does not contain %s (or contains a raw noncharacter / newline)", body, tt.want)
 			}
 			schematest.MustValidate(t, schematest.ClickDLQ, []byte(body))
-			back, parsed, err := shorturl.ParseDeadLetter([]byte(body))
+			back, parsed, err := clickfact.ParseDeadLetter([]byte(body))
 			if err != nil {
 				t.Fatalf("ParseDeadLetter: %v", err)
 			}
@@ -211,7 +212,7 @@ func TestUnreachableQueueFailsWithinDeadline(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), deadline)
 			defer cancel()
 			start := time.Now()
-			err = q.DeadLetter(ctx, shorturl.NewDeadLetter(f, time.Now(), 1, errors.New("boom")))
+			err = q.DeadLetter(ctx, clickfact.NewDeadLetter(f, time.Now(), 1, errors.New("boom")))
 			elapsed := time.Since(start)
 			if err == nil {
 				t.Fatal("DeadLetter to an unreachable queue succeeded")
@@ -242,7 +243,7 @@ func TestDeadLetterWithoutKeyIsStillSent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := shorturl.DeadLetter{GraphFact: json.RawMessage(`{"not":"a fact"}`), FailedAt: "2026-11-29T10:11:12.000Z", Attempts: 1, Reason: "x"}
+	d := clickfact.DeadLetter{GraphFact: json.RawMessage(`{"not":"a fact"}`), FailedAt: "2026-11-29T10:11:12.000Z", Attempts: 1, Reason: "x"}
 	if err := q.DeadLetter(t.Context(), d); err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +257,7 @@ func TestDeadLetterWithoutKeyIsStillSent(t *testing.T) {
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
-	if _, err := clickdlq.New(nil, "https://q"); !errors.Is(err, shorturl.ErrMissingComponent) {
+	if _, err := clickdlq.New(nil, "https://q"); !errors.Is(err, wiring.ErrMissingComponent) {
 		t.Errorf("nil api: err %v", err)
 	}
 	if _, err := clickdlq.New(&fakeSender{}, "linoone-click-dlq"); !errors.Is(err, clickdlq.ErrInvalidQueueURL) {

@@ -18,7 +18,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
+	"github.com/linoone/linoone/internal/clickfact"
 	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/wiring"
 )
 
 // ErrRejected reports a PutEvents call that succeeded but did not accept the entry
@@ -51,7 +53,7 @@ type Publisher struct {
 // New builds a Publisher for the bus named (or with the ARN) busNameOrARN.
 func New(api PutEventsAPI, busNameOrARN string) (*Publisher, error) {
 	if api == nil {
-		return nil, fmt.Errorf("%w: eventbridge publisher needs a PutEvents client", shorturl.ErrMissingComponent)
+		return nil, fmt.Errorf("%w: eventbridge publisher needs a PutEvents client", wiring.ErrMissingComponent)
 	}
 	if busNameOrARN == "" || strings.TrimSpace(busNameOrARN) != busNameOrARN || strings.ContainsAny(busNameOrARN, " \t\r\n") {
 		return nil, fmt.Errorf("%w: %q", ErrInvalidBus, busNameOrARN)
@@ -65,11 +67,11 @@ func (p *Publisher) Bus() string { return p.bus }
 // Publish sends the fact as one GraphFactProduced entry. It returns nil only when
 // the call succeeded and FailedEntryCount is 0; a rejected entry is ErrRejected
 // with the entry's error code and message.
-func (p *Publisher) Publish(ctx context.Context, f shorturl.Fact) error {
+func (p *Publisher) Publish(ctx context.Context, f clickfact.Fact) error {
 	out, err := p.api.PutEvents(ctx, &eventbridge.PutEventsInput{
 		Entries: []types.PutEventsRequestEntry{{
-			Source:       aws.String(shorturl.FactSource),
-			DetailType:   aws.String(shorturl.FactDetailType),
+			Source:       aws.String(clickfact.Source),
+			DetailType:   aws.String(clickfact.DetailType),
 			EventBusName: aws.String(p.bus),
 			Detail:       aws.String(string(f.Detail)),
 		}},

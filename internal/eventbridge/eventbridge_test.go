@@ -20,20 +20,21 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/linoone/linoone/internal/clickfact"
 	"github.com/linoone/linoone/internal/eventbridge"
 	"github.com/linoone/linoone/internal/schematest"
-	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/wiring"
 )
 
 const bus = "arn:aws:events:us-east-1:123456789012:event-bus/engagement"
 
-func clickFact(t *testing.T) shorturl.Fact {
+func clickFact(t *testing.T) clickfact.Fact {
 	t.Helper()
-	u := shorturl.ShortURL{Token: "aB3dE5gH7j", Path: "https://l.example/aB3dE5gH7j", Target: "https://shop.example/p?a=1&b=<2>"}
-	v := shorturl.Visit{IP: "203.0.113.9", UserAgent: "Mozilla/5.0 (X11; Linux) \"quoted\" Ünïcødé", At: time.Date(2026, 11, 29, 10, 11, 12, 345e6, time.UTC)}
-	f, err := shorturl.BuildClickFact(u, v, "ev_01JZ8Q6W3C4V5B6N7M8K9J0H1G")
+	c := clickfact.Click{Token: "aB3dE5gH7j", Path: "https://l.example/aB3dE5gH7j", Target: "https://shop.example/p?a=1&b=<2>",
+		IP: "203.0.113.9", UserAgent: "Mozilla/5.0 (X11; Linux) \"quoted\" Ünïcødé", At: time.Date(2026, 11, 29, 10, 11, 12, 345e6, time.UTC)}
+	f, err := clickfact.Build(c, "ev_01JZ8Q6W3C4V5B6N7M8K9J0H1G")
 	if err != nil {
-		t.Fatalf("BuildClickFact: %v", err)
+		t.Fatalf("clickfact.Build: %v", err)
 	}
 	schematest.MustValidate(t, schematest.GraphFact, f.Detail)
 	return f
@@ -304,7 +305,7 @@ func TestPublishOddResponses(t *testing.T) {
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
-	if _, err := eventbridge.New(nil, bus); !errors.Is(err, shorturl.ErrMissingComponent) {
+	if _, err := eventbridge.New(nil, bus); !errors.Is(err, wiring.ErrMissingComponent) {
 		t.Errorf("nil api: err %v", err)
 	}
 	for _, name := range []string{"", " engagement", "engagement\n", "two words"} {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/linoone/linoone/internal/clickfact"
 	"github.com/linoone/linoone/internal/httpapi"
 	"github.com/linoone/linoone/internal/schematest"
 	"github.com/linoone/linoone/internal/shorturl"
@@ -79,10 +80,10 @@ func (s *store) Clicks(ctx context.Context, tok shorturl.Token) (int64, error) {
 
 type publisher struct {
 	mu    sync.Mutex
-	facts []shorturl.Fact
+	facts []clickfact.Fact
 }
 
-func (p *publisher) Publish(_ context.Context, f shorturl.Fact) error {
+func (p *publisher) Publish(_ context.Context, f clickfact.Fact) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	f.Detail = bytes.Clone(f.Detail) // Publish must not keep the caller's buffer
@@ -92,7 +93,7 @@ func (p *publisher) Publish(_ context.Context, f shorturl.Fact) error {
 
 type noDLQ struct{}
 
-func (noDLQ) DeadLetter(context.Context, shorturl.DeadLetter) error { return errors.New("unused") }
+func (noDLQ) DeadLetter(context.Context, clickfact.DeadLetter) error { return errors.New("unused") }
 
 var known = shorturl.ShortURL{Token: "7BTadEDkJ8", Path: "https://s.example.com/7BTadEDkJ8", Target: "https://example.com/landing?message_id=msg_123"}
 
@@ -469,13 +470,13 @@ func TestManagementRouting(t *testing.T) {
 
 type failingPublisher struct{}
 
-func (failingPublisher) Publish(context.Context, shorturl.Fact) error {
+func (failingPublisher) Publish(context.Context, clickfact.Fact) error {
 	return errors.New("PutEvents: FailedEntryCount=1 (InternalFailure)")
 }
 
 type failingDLQ struct{}
 
-func (failingDLQ) DeadLetter(context.Context, shorturl.DeadLetter) error {
+func (failingDLQ) DeadLetter(context.Context, clickfact.DeadLetter) error {
 	return errors.New("SendMessage: connection refused")
 }
 

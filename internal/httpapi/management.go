@@ -17,6 +17,7 @@ import (
 
 	"github.com/linoone/linoone/api/management"
 	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/wiring"
 )
 
 // MaxBodyBytes bounds a management request body; a ShortURLRequest is at most a few
@@ -56,7 +57,7 @@ var _ management.StrictServerInterface = managementServer{}
 // validated against openapi.yaml before it reaches the domain.
 func NewManagement(d ManagementDeps) (http.Handler, error) {
 	if d.Issuer == nil || d.Clicker == nil {
-		return nil, fmt.Errorf("%w: management api needs an issuer and a clicker", shorturl.ErrMissingComponent)
+		return nil, fmt.Errorf("%w: management api needs an issuer and a clicker", wiring.ErrMissingComponent)
 	}
 	log := d.Logger
 	if log == nil {

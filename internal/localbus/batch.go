@@ -3,37 +3,16 @@ package localbus
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"hash/maphash"
-	"strings"
 
-	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/clickfact"
 )
-
-// clickEvent is what the consumer reads of a journaled event: the envelope's and the
-// fact's constants, and the fact's GraphSON elements as raw bytes. One is reused for
-// every event, so reset it before each decode.
-type clickEvent struct {
-	ID         string `json:"id"`
-	DetailType string `json:"detail-type"`
-	Source     string `json:"source"`
-	Detail     struct {
-		SchemaVersion  string `json:"schema_version"`
-		GraphSONFormat string `json:"graphson_format"`
-		FactType       string `json:"fact_type"`
-		IdempotencyKey string `json:"idempotency_key"`
-		GraphSON       struct {
-			Vertices []json.RawMessage `json:"vertices"`
-			Edges    []json.RawMessage `json:"edges"`
-		} `json:"graphson"`
-	} `json:"detail"`
-}
 
 // batchState is one batch's valid events and their elements. It is reused from
 // batch to batch (by Run or Drain, one at a time), so steady-state batches allocate
 // little besides the ingest bodies.
 type batchState struct {
-	ev      clickEvent
+	ev      clickfact.Event
 	events  []batchEvent
 	elems   []byte         // every distinct element of the batch, once
 	spans   []span         // where each distinct element lies in elems
@@ -60,37 +39,6 @@ const (
 )
 
 type span struct{ off, end int }
-
-// parse decodes payload once and checks that it is a GraphFactProduced event that
-// carries a click fact: the envelope, the fact's constants and one vertex and one edge,
-// which it returns as written (valid until the next parse). It checks the shape only;
-// Persist verifies the elements' identities on ingest.
-func (ev *clickEvent) parse(payload []byte) (vertex, edge []byte, err error) {
-	vs, es := ev.Detail.GraphSON.Vertices[:0], ev.Detail.GraphSON.Edges[:0]
-	*ev = clickEvent{} // fields missing from this event must not keep the last one's values
-	ev.Detail.GraphSON.Vertices, ev.Detail.GraphSON.Edges = vs, es
-	if err := json.Unmarshal(payload, ev); err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrInvalidEvent, err)
-	}
-	d, g := &ev.Detail, &ev.Detail.GraphSON
-	switch {
-	case ev.DetailType != shorturl.FactDetailType || ev.Source != shorturl.FactSource || ev.ID == "":
-		return nil, nil, fmt.Errorf("%w: not a %s event from %s", ErrInvalidEvent, shorturl.FactDetailType, shorturl.FactSource)
-	case d.SchemaVersion != shorturl.FactSchemaVersion || d.GraphSONFormat != graphSONFormat || d.FactType != shorturl.FactType:
-		return nil, nil, fmt.Errorf("%w: detail is not a %s %s fact", ErrInvalidEvent, shorturl.FactType, shorturl.FactSchemaVersion)
-	case !strings.HasPrefix(d.IdempotencyKey, shorturl.IdempotencyPrefix+shorturl.EventIDPrefix):
-		return nil, nil, fmt.Errorf("%w: idempotency key %q is not %s%s…", ErrInvalidEvent, d.IdempotencyKey, shorturl.IdempotencyPrefix, shorturl.EventIDPrefix)
-	case len(g.Vertices) != 1 || len(g.Edges) != 1:
-		return nil, nil, fmt.Errorf("%w: fact has %d vertices and %d edges, want one of each", ErrInvalidEvent, len(g.Vertices), len(g.Edges))
-	case !isObject(g.Vertices[0]) || !isObject(g.Edges[0]):
-		return nil, nil, fmt.Errorf("%w: graphson elements are not objects", ErrInvalidEvent)
-	}
-	return g.Vertices[0], g.Edges[0], nil
-}
-
-// isObject reports whether raw, a value json.Unmarshal decoded (valid JSON, no
-// surrounding space), is an object.
-func isObject(raw []byte) bool { return len(raw) > 0 && raw[0] == '{' }
 
 func (b *batchState) reset() {
 	b.events, b.elems, b.spans = b.events[:0], b.elems[:0], b.spans[:0]

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/linoone/linoone/internal/clickfact"
 	"github.com/linoone/linoone/internal/eventid"
-	"github.com/linoone/linoone/internal/shorturl"
 )
 
 // benchRecords journals n click facts as Publish frames them and returns the records
@@ -22,12 +22,13 @@ func benchRecords(b *testing.B, n int, distinct bool) []record {
 		if distinct {
 			tok = fmt.Sprintf("Tok%07d", i)
 		}
-		u := shorturl.ShortURL{Token: shorturl.Token(tok), Path: "http://127.0.0.1:8080/" + tok, Target: "https://example.com/some/page?ref=" + tok}
+		c := clickfact.Click{Token: tok, Path: "http://127.0.0.1:8080/" + tok, Target: "https://example.com/some/page?ref=" + tok,
+			IP: "203.0.113.7", UserAgent: "Mozilla/5.0 (X11; Linux x86_64) bench/1.0", At: fixedNow}
 		id, err := ids.Next()
 		if err != nil {
 			b.Fatal(err)
 		}
-		f, err := shorturl.BuildClickFact(u, shorturl.Visit{IP: "203.0.113.7", UserAgent: "Mozilla/5.0 (X11; Linux x86_64) bench/1.0", At: fixedNow}, id)
+		f, err := clickfact.Build(c, id)
 		if err != nil {
 			b.Fatal(err)
 		}

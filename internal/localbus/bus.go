@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/linoone/linoone/internal/clickfact"
 	"github.com/linoone/linoone/internal/shorturl"
 )
 
@@ -244,7 +245,7 @@ func (b *Bus) Stats() BusStats {
 // only once the event is written and fsync'ed (with other publishers' events: group
 // commit). If ctx ends first it returns ctx's error, and the event may still be
 // journaled and delivered (consumers dedupe by idempotency key).
-func (b *Bus) Publish(ctx context.Context, f shorturl.Fact) error {
+func (b *Bus) Publish(ctx context.Context, f clickfact.Fact) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("publish %s: %w", f.IdempotencyKey, err)
 	}
@@ -295,7 +296,7 @@ func (b *Bus) Publish(ctx context.Context, f shorturl.Fact) error {
 // It does not validate the detail as JSON: that was a pass over every fact on the
 // redirect path (~7 µs), for details that are valid already. Publish's callers are
 // the core's fact builder, which writes the fact's JSON itself, and DLQ replay, which
-// parses the fact with shorturl.ParseFact first. encode checks in O(1) that the
+// parses the fact with clickfact.Parse first. encode checks in O(1) that the
 // detail is delimited as an object, and compacts one with line breaks (json.Compact
 // validates it on the way). A detail that is not JSON all the same is framed and
 // checksummed like any other event, so the journal stays readable; the consumer
@@ -316,19 +317,8 @@ func (e *encoder) encode(detail []byte, now time.Time, region string, tab *crc32
 	if _, err := rand.Read(e.rnd[:]); err != nil {
 		return nil, fmt.Errorf("event id: %w", err)
 	}
-	e.rnd[6] = e.rnd[6]&0x0f | 0x40 // version 4
-	e.rnd[8] = e.rnd[8]&0x3f | 0x80 // RFC 4122 variant
 	b := append(e.buf[:0], make([]byte, frameHeader)...)
-	b = append(b, `{"version":"0","id":"`...)
-	b = appendUUID(b, &e.rnd)
-	b = append(b, `","detail-type":"`+shorturl.FactDetailType+`","source":"`+shorturl.FactSource+
-		`","account":"`+eventAccount+`","time":"`...)
-	b = now.UTC().AppendFormat(b, "2006-01-02T15:04:05Z")
-	b = append(b, `","region":"`...)
-	b = append(b, region...) // checked by isRegion: nothing to escape
-	b = append(b, `","resources":[],"detail":`...)
-	b = append(b, detail...)
-	b = append(b, '}')
+	b = clickfact.AppendEvent(b, &e.rnd, eventAccount, region, now, detail) // region checked by isRegion
 	e.buf = b
 	payload := b[frameHeader:]
 	if len(payload) > maxPayload {
@@ -337,17 +327,6 @@ func (e *encoder) encode(detail []byte, now time.Time, region string, tab *crc32
 	binary.LittleEndian.PutUint32(b, uint32(len(payload)))
 	binary.LittleEndian.PutUint32(b[4:], crc32.Checksum(payload, tab))
 	return b, nil
-}
-
-func appendUUID(b []byte, u *[16]byte) []byte {
-	const hexDigits = "0123456789abcdef"
-	for i, c := range u {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			b = append(b, '-')
-		}
-		b = append(b, hexDigits[c>>4], hexDigits[c&0xf])
-	}
-	return b
 }
 
 func isRegion(s string) bool {

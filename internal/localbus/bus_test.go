@@ -16,7 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/clickfact"
 )
 
 var uuidV4 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
@@ -190,7 +190,7 @@ func TestPublishRejectsBadDetail(t *testing.T) {
 	// Publish checks in O(1) that the detail is delimited as an object; one with line
 	// breaks is compacted, which validates it.
 	for _, detail := range []string{"", " ", "{", "[1]", `{"a":`, "null", "{\n\"a\":\n}"} {
-		err := bus.Publish(context.Background(), shorturl.Fact{IdempotencyKey: "k", Detail: []byte(detail)})
+		err := bus.Publish(context.Background(), clickfact.Fact{IdempotencyKey: "k", Detail: []byte(detail)})
 		if !errors.Is(err, ErrRejected) {
 			t.Errorf("detail %q: err = %v, want ErrRejected", detail, err)
 		}
@@ -356,7 +356,7 @@ func TestInvalidRecordsAreSkipped(t *testing.T) {
 	publishAll(t, bus, fs[:1])
 	// A well-framed event whose detail is not a click fact, and a record that is
 	// not an event at all.
-	if err := bus.Publish(context.Background(), shorturl.Fact{IdempotencyKey: "x", Detail: []byte(`{"fact_type":"other"}`)}); err != nil {
+	if err := bus.Publish(context.Background(), clickfact.Fact{IdempotencyKey: "x", Detail: []byte(`{"fact_type":"other"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := bus.Close(); err != nil {

@@ -30,17 +30,12 @@ const (
 	// loggedRejectedBytes bounds the record logged for an event Persist rejected; a
 	// click fact Linoone builds (target ≤ 2 KiB, user agent ≤ 1 KiB) fits whole.
 	loggedRejectedBytes = 16 << 10
-
-	graphSONFormat = "graphson-v3"
 )
 
 var (
 	// ErrConsumerRunning reports a second consumer on one bus directory, or a second
 	// Run or Drain on one Consumer.
 	ErrConsumerRunning = errors.New("another consumer is running on this bus")
-	// ErrInvalidEvent reports a journal record that is not a GraphFactProduced
-	// click event. The consumer logs and skips it.
-	ErrInvalidEvent = errors.New("invalid bus event")
 )
 
 // Ingester takes one encoded GraphSON v3 ingest body, {"vertices":[…],"edges":[…]},
@@ -360,7 +355,7 @@ func (c *Consumer) assemble(recs []record) {
 	b := &c.b
 	b.reset()
 	for i, r := range recs {
-		vertex, edge, err := b.ev.parse(r.payload)
+		vertex, edge, err := b.ev.Parse(r.payload)
 		if err != nil {
 			c.invalid.Add(1)
 			c.log.Error("invalid bus event skipped", "err", err, "segment", segmentName(c.seg), "offset", r.pos,

@@ -15,12 +15,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/clickfact"
 )
 
 // tamperEdgeID returns f with its edge id changed: still a well-shaped click fact,
 // but one whose edge id is not the edge's identity, which Persist refuses.
-func tamperEdgeID(t testing.TB, f shorturl.Fact) shorturl.Fact {
+func tamperEdgeID(t testing.TB, f clickfact.Fact) clickfact.Fact {
 	t.Helper()
 	id := factEdgeID(t, f)
 	bad := strings.Repeat("0", len(id))
@@ -246,25 +246,25 @@ func TestStructuralChecks(t *testing.T) {
 		payload string
 		valid   bool
 	}{
-		{"the good event", event(id, shorturl.FactDetailType, shorturl.FactSource, good), true},
-		{"members reordered", event(id, shorturl.FactDetailType, shorturl.FactSource,
+		{"the good event", event(id, clickfact.DetailType, clickfact.Source, good), true},
+		{"members reordered", event(id, clickfact.DetailType, clickfact.Source,
 			mutateDetail(t, fs[2].Detail, func(map[string]json.RawMessage, string, string) {})), true},
-		{"not json", event(id, shorturl.FactDetailType, shorturl.FactSource, good) + "x", false},
-		{"no source", strings.Replace(event(id, shorturl.FactDetailType, shorturl.FactSource, good), `"source":"shorturl",`, "", 1), false},
-		{"other source", event(id, shorturl.FactDetailType, "other", good), false},
-		{"other detail-type", event(id, "GraphFactDeleted", shorturl.FactSource, good), false},
-		{"no id", event("", shorturl.FactDetailType, shorturl.FactSource, good), false},
-		{"no detail", strings.Replace(event(id, shorturl.FactDetailType, shorturl.FactSource, "{}"), `,"detail":{}`, "", 1), false},
-		{"schema version", event(id, shorturl.FactDetailType, shorturl.FactSource, mutateDetail(t, fs[2].Detail, set("schema_version", `"2.0"`))), false},
-		{"graphson format", event(id, shorturl.FactDetailType, shorturl.FactSource, mutateDetail(t, fs[2].Detail, set("graphson_format", `"graphson-v2"`))), false},
-		{"fact type", event(id, shorturl.FactDetailType, shorturl.FactSource, mutateDetail(t, fs[2].Detail, set("fact_type", `"short_url.created"`))), false},
-		{"idempotency key", event(id, shorturl.FactDetailType, shorturl.FactSource, mutateDetail(t, fs[2].Detail, set("idempotency_key", `"shorturl:01KABCDEFGHJKMNPQRSTVWXYZ0"`))), false},
-		{"no idempotency key", event(id, shorturl.FactDetailType, shorturl.FactSource, mutateDetail(t, fs[2].Detail, func(m map[string]json.RawMessage, _, _ string) { delete(m, "idempotency_key") })), false},
-		{"two vertices", event(id, shorturl.FactDetailType, shorturl.FactSource, mutateDetail(t, fs[2].Detail, graph(`{"vertices":[V,V],"edges":[E]}`))), false},
-		{"no edge", event(id, shorturl.FactDetailType, shorturl.FactSource, mutateDetail(t, fs[2].Detail, graph(`{"vertices":[V],"edges":[]}`))), false},
-		{"null vertices", event(id, shorturl.FactDetailType, shorturl.FactSource, mutateDetail(t, fs[2].Detail, graph(`{"vertices":null,"edges":[E]}`))), false},
-		{"vertex null", event(id, shorturl.FactDetailType, shorturl.FactSource, mutateDetail(t, fs[2].Detail, graph(`{"vertices":[null],"edges":[E]}`))), false},
-		{"edge not an object", event(id, shorturl.FactDetailType, shorturl.FactSource, mutateDetail(t, fs[2].Detail, graph(`{"vertices":[V],"edges":["x"]}`))), false},
+		{"not json", event(id, clickfact.DetailType, clickfact.Source, good) + "x", false},
+		{"no source", strings.Replace(event(id, clickfact.DetailType, clickfact.Source, good), `"source":"shorturl",`, "", 1), false},
+		{"other source", event(id, clickfact.DetailType, "other", good), false},
+		{"other detail-type", event(id, "GraphFactDeleted", clickfact.Source, good), false},
+		{"no id", event("", clickfact.DetailType, clickfact.Source, good), false},
+		{"no detail", strings.Replace(event(id, clickfact.DetailType, clickfact.Source, "{}"), `,"detail":{}`, "", 1), false},
+		{"schema version", event(id, clickfact.DetailType, clickfact.Source, mutateDetail(t, fs[2].Detail, set("schema_version", `"2.0"`))), false},
+		{"graphson format", event(id, clickfact.DetailType, clickfact.Source, mutateDetail(t, fs[2].Detail, set("graphson_format", `"graphson-v2"`))), false},
+		{"fact type", event(id, clickfact.DetailType, clickfact.Source, mutateDetail(t, fs[2].Detail, set("fact_type", `"short_url.created"`))), false},
+		{"idempotency key", event(id, clickfact.DetailType, clickfact.Source, mutateDetail(t, fs[2].Detail, set("idempotency_key", `"shorturl:01KABCDEFGHJKMNPQRSTVWXYZ0"`))), false},
+		{"no idempotency key", event(id, clickfact.DetailType, clickfact.Source, mutateDetail(t, fs[2].Detail, func(m map[string]json.RawMessage, _, _ string) { delete(m, "idempotency_key") })), false},
+		{"two vertices", event(id, clickfact.DetailType, clickfact.Source, mutateDetail(t, fs[2].Detail, graph(`{"vertices":[V,V],"edges":[E]}`))), false},
+		{"no edge", event(id, clickfact.DetailType, clickfact.Source, mutateDetail(t, fs[2].Detail, graph(`{"vertices":[V],"edges":[]}`))), false},
+		{"null vertices", event(id, clickfact.DetailType, clickfact.Source, mutateDetail(t, fs[2].Detail, graph(`{"vertices":null,"edges":[E]}`))), false},
+		{"vertex null", event(id, clickfact.DetailType, clickfact.Source, mutateDetail(t, fs[2].Detail, graph(`{"vertices":[null],"edges":[E]}`))), false},
+		{"edge not an object", event(id, clickfact.DetailType, clickfact.Source, mutateDetail(t, fs[2].Detail, graph(`{"vertices":[V],"edges":["x"]}`))), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -308,7 +308,7 @@ func TestDetailThatIsNotJSONIsSkippedByTheConsumer(t *testing.T) {
 	bus := openBus(t, dir, BusOptions{})
 	fs := facts(t, 2)
 	publishAll(t, bus, fs[:1])
-	if err := bus.Publish(context.Background(), shorturl.Fact{IdempotencyKey: "x", Detail: []byte(`{"a":}`)}); err != nil {
+	if err := bus.Publish(context.Background(), clickfact.Fact{IdempotencyKey: "x", Detail: []byte(`{"a":}`)}); err != nil {
 		t.Fatal(err)
 	}
 	publishAll(t, bus, fs[1:])
@@ -336,7 +336,7 @@ func TestMultiLineDetailIsDeliveredOnOneLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Detail = pretty.Bytes()
-	publishAll(t, bus, []shorturl.Fact{f})
+	publishAll(t, bus, []clickfact.Fact{f})
 	ing := &fakeIngester{}
 	c := newConsumer(t, dir, ing, ConsumerOptions{IsRejected: isRejected})
 	if err := c.Drain(ctxTimeout(t)); err != nil {

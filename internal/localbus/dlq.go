@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/linoone/linoone/internal/clickfact"
 	"github.com/linoone/linoone/internal/shorturl"
 )
 
@@ -100,7 +101,7 @@ func OpenDLQ(dir string, opts DLQOptions) (*DLQ, error) {
 
 // DeadLetter stores one message durably: a temporary file, fsync, a link to its name
 // (never replacing another message), fsync of the directory.
-func (q *DLQ) DeadLetter(ctx context.Context, d shorturl.DeadLetter) error {
+func (q *DLQ) DeadLetter(ctx context.Context, d clickfact.DeadLetter) error {
 	key := factKey(d.GraphFact)
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("dead-letter %s: %w", key, err)
@@ -192,7 +193,7 @@ func (q *DLQ) List(ctx context.Context) ([]Entry, error) {
 
 func describe(name string, body []byte) Entry {
 	e := Entry{Name: name}
-	d, f, err := shorturl.ParseDeadLetter(body)
+	d, f, err := clickfact.ParseDeadLetter(body)
 	if err != nil {
 		e.Problem = err.Error()
 		_ = json.Unmarshal(body, &d) // show what can be read
@@ -252,7 +253,7 @@ func (q *DLQ) replayOne(ctx context.Context, pub shorturl.Publisher, name string
 	if err != nil {
 		return fmt.Errorf("read %s: %w", name, err)
 	}
-	if _, _, err := shorturl.ParseDeadLetter(body); err != nil {
+	if _, _, err := clickfact.ParseDeadLetter(body); err != nil {
 		if err := q.setAside(name); err != nil {
 			return err
 		}
@@ -273,7 +274,7 @@ func (q *DLQ) replayOne(ctx context.Context, pub shorturl.Publisher, name string
 		// Our own deadline, not the bus: keep the message as it is.
 		return perr
 	}
-	next := shorturl.NewDeadLetter(f, q.opts.Now(), d.Attempts+1, perr)
+	next := clickfact.NewDeadLetter(f, q.opts.Now(), d.Attempts+1, perr)
 	if err := q.rewrite(name, f.IdempotencyKey, next); err != nil {
 		return err
 	}
@@ -285,7 +286,7 @@ func (q *DLQ) replayOne(ctx context.Context, pub shorturl.Publisher, name string
 
 // rewrite replaces the message in name with d, then renames it after d's failed_at.
 // Both steps are renames, so at every moment exactly one file holds the message.
-func (q *DLQ) rewrite(name, key string, d shorturl.DeadLetter) error {
+func (q *DLQ) rewrite(name, key string, d clickfact.DeadLetter) error {
 	body, err := d.Encode()
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", name, err)

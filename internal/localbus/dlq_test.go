@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linoone/linoone/internal/clickfact"
 	"github.com/linoone/linoone/internal/eventid"
 	"github.com/linoone/linoone/internal/shorturl"
 )
@@ -31,9 +32,9 @@ func openDLQ(t testing.TB, dir string, opts DLQOptions) *DLQ {
 }
 
 // deadLetter dead-letters f as failed at now+i ms.
-func deadLetter(t testing.TB, q *DLQ, f shorturl.Fact, i int) {
+func deadLetter(t testing.TB, q *DLQ, f clickfact.Fact, i int) {
 	t.Helper()
-	d := shorturl.NewDeadLetter(f, fixedNow.Add(time.Duration(i)*time.Millisecond), 1, errors.New("PutEvents: InternalFailure"))
+	d := clickfact.NewDeadLetter(f, fixedNow.Add(time.Duration(i)*time.Millisecond), 1, errors.New("PutEvents: InternalFailure"))
 	if err := q.DeadLetter(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ type flakyPublisher struct {
 	published []string
 }
 
-func (p *flakyPublisher) Publish(_ context.Context, f shorturl.Fact) error {
+func (p *flakyPublisher) Publish(_ context.Context, f clickfact.Fact) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.fail[f.IdempotencyKey] {
@@ -85,7 +86,7 @@ func TestDeadLetterWritesParsableFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, got, err := shorturl.ParseDeadLetter(body)
+	d, got, err := clickfact.ParseDeadLetter(body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func TestDLQIsBounded(t *testing.T) {
 	fs := facts(t, 3)
 	deadLetter(t, q, fs[0], 0)
 	deadLetter(t, q, fs[1], 1)
-	err := q.DeadLetter(context.Background(), shorturl.NewDeadLetter(fs[2], fixedNow, 1, errors.New("x")))
+	err := q.DeadLetter(context.Background(), clickfact.NewDeadLetter(fs[2], fixedNow, 1, errors.New("x")))
 	if !errors.Is(err, ErrDLQFull) {
 		t.Errorf("third dead letter: %v, want ErrDLQFull", err)
 	}
@@ -129,7 +130,7 @@ func TestDLQIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	q.lastRecount = time.Time{}
-	if err := q.DeadLetter(context.Background(), shorturl.NewDeadLetter(fs[2], fixedNow, 1, errors.New("x"))); err != nil {
+	if err := q.DeadLetter(context.Background(), clickfact.NewDeadLetter(fs[2], fixedNow, 1, errors.New("x"))); err != nil {
 		t.Errorf("after room was freed: %v", err)
 	}
 }
@@ -212,7 +213,7 @@ type blockingPublisher struct {
 	once    sync.Once
 }
 
-func (p *blockingPublisher) Publish(context.Context, shorturl.Fact) error {
+func (p *blockingPublisher) Publish(context.Context, clickfact.Fact) error {
 	p.once.Do(func() { close(p.entered) })
 	<-p.release
 	return nil

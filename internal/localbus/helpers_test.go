@@ -14,27 +14,27 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linoone/linoone/internal/clickfact"
 	"github.com/linoone/linoone/internal/eventid"
 	"github.com/linoone/linoone/internal/graphson"
-	"github.com/linoone/linoone/internal/shorturl"
 )
 
 var fixedNow = time.Date(2026, 11, 29, 10, 11, 12, 345_000_000, time.UTC)
 
 // facts builds n real click facts spread over a few short URLs, so that merged
 // ingest documents share vertices.
-func facts(t testing.TB, n int) []shorturl.Fact {
+func facts(t testing.TB, n int) []clickfact.Fact {
 	t.Helper()
 	ids := eventid.New()
-	out := make([]shorturl.Fact, n)
+	out := make([]clickfact.Fact, n)
 	for i := range out {
 		tok := fmt.Sprintf("Tok%07d", i%3)
-		u := shorturl.ShortURL{Token: shorturl.Token(tok), Path: "http://127.0.0.1:8080/" + tok, Target: "https://example.com/" + tok}
+		c := clickfact.Click{Token: tok, Path: "http://127.0.0.1:8080/" + tok, Target: "https://example.com/" + tok, IP: "127.0.0.1", UserAgent: "test/1.0", At: fixedNow}
 		id, err := ids.Next()
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, err := shorturl.BuildClickFact(u, shorturl.Visit{IP: "127.0.0.1", UserAgent: "test/1.0", At: fixedNow}, id)
+		f, err := clickfact.Build(c, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +91,7 @@ func newConsumer(t testing.TB, dir string, ing Ingester, opts ConsumerOptions) *
 	return c
 }
 
-func publishAll(t testing.TB, b *Bus, fs []shorturl.Fact) {
+func publishAll(t testing.TB, b *Bus, fs []clickfact.Fact) {
 	t.Helper()
 	for _, f := range fs {
 		if err := b.Publish(context.Background(), f); err != nil {
@@ -166,7 +166,7 @@ func (f *fakeIngester) numDocs() int {
 }
 
 // factEdgeID is the id of the click edge inside a fact.
-func factEdgeID(t testing.TB, f shorturl.Fact) string {
+func factEdgeID(t testing.TB, f clickfact.Fact) string {
 	t.Helper()
 	var d struct {
 		GraphSON graphson.Document `json:"graphson"`
@@ -220,7 +220,7 @@ func keyCounts(t testing.TB, lines []factsLine) map[string]int {
 	t.Helper()
 	m := map[string]int{}
 	for _, l := range lines {
-		f, err := shorturl.ParseFact(l.Detail)
+		f, err := clickfact.Parse(l.Detail)
 		if err != nil {
 			t.Fatal(err)
 		}

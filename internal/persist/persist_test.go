@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
+	"github.com/linoone/linoone/internal/clickfact"
 	"github.com/linoone/linoone/internal/graphson"
 	"github.com/linoone/linoone/internal/hotset"
 	"github.com/linoone/linoone/internal/localpersist"
@@ -71,7 +72,7 @@ func TestClicksAgainstLocalPersist(t *testing.T) {
 	}
 	ids := []string{"ev_01JZ8Q6W3C4V5B6N7M8K9J0H1A", "ev_01JZ8Q6W3C4V5B6N7M8K9J0H1B", "ev_01JZ8Q6W3C4V5B6N7M8K9J0H1A"}
 	for _, id := range ids { // the third is a replay of the first: the same edge
-		f, err := shorturl.BuildClickFact(u, shorturl.Visit{IP: "192.0.2.1", UserAgent: "ua", At: time.Unix(1700000000, 0)}, id)
+		f, err := clickfact.Build(clickfact.Click{Token: string(u.Token), Path: u.Path, Target: u.Target, IP: "192.0.2.1", UserAgent: "ua", At: time.Unix(1700000000, 0)}, id)
 		if err != nil {
 			t.Fatal(err)
 		}

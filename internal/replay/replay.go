@@ -18,7 +18,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/linoone/linoone/internal/clickfact"
 	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/wiring"
 )
 
 // Defaults of a Handler.
@@ -69,7 +71,7 @@ type Handler struct {
 // replaced by fresh ones (see Counters).
 func New(pub shorturl.Publisher, log *slog.Logger, counters *Counters, opts ...Option) (*Handler, error) {
 	if pub == nil {
-		return nil, fmt.Errorf("%w: replay needs a publisher", shorturl.ErrMissingComponent)
+		return nil, fmt.Errorf("%w: replay needs a publisher", wiring.ErrMissingComponent)
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -123,7 +125,7 @@ func (h *Handler) replay(ctx context.Context, r *events.SQSMessage) bool {
 		h.counters.Replayed.Add(1)
 		h.log.InfoContext(ctx, "click fact replayed", "message_id", r.MessageId, "idempotency_key", f.IdempotencyKey,
 			"attempts", d.Attempts+1, "approximate_receive_count", receives, "failed_at", d.FailedAt)
-	case errors.Is(err, shorturl.ErrInvalidFact):
+	case errors.Is(err, clickfact.ErrInvalid):
 		h.counters.Failed.Add(1)
 		h.log.ErrorContext(ctx, "click dlq message is not a linoone dead letter: left to redrive",
 			"message_id", r.MessageId, "approximate_receive_count", receives, "err", err, "body", truncate(r.Body, 4096))

@@ -23,8 +23,9 @@ import (
 
 	"github.com/linoone/linoone/internal/clickdlq"
 	"github.com/linoone/linoone/internal/clickdlq/sqstest"
+	"github.com/linoone/linoone/internal/clickfact"
 	"github.com/linoone/linoone/internal/replay"
-	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/wiring"
 )
 
 const queueName = "linoone-click-dlq"
@@ -47,20 +48,20 @@ func TestMain(m *testing.M) {
 // eventID is the i-th valid event identifier: "ev_" + a 26-character ULID.
 func eventID(i int) string { return fmt.Sprintf("ev_01JZ8Q6W3C4V5B6N7M8K9J%04d", i) }
 
-func clickFact(t *testing.T, i int) shorturl.Fact {
+func clickFact(t *testing.T, i int) clickfact.Fact {
 	t.Helper()
-	u := shorturl.ShortURL{Token: "aB3dE5gH7j", Path: "https://l.example/aB3dE5gH7j", Target: fmt.Sprintf("https://shop.example/p?i=%d&x=<y>", i)}
-	v := shorturl.Visit{IP: "203.0.113.9", UserAgent: "Mozilla/5.0 & <friends>", At: time.Date(2026, 11, 29, 10, 11, 12, 0, time.UTC).Add(time.Duration(i) * time.Second)}
-	f, err := shorturl.BuildClickFact(u, v, eventID(i))
+	c := clickfact.Click{Token: "aB3dE5gH7j", Path: "https://l.example/aB3dE5gH7j", Target: fmt.Sprintf("https://shop.example/p?i=%d&x=<y>", i),
+		IP: "203.0.113.9", UserAgent: "Mozilla/5.0 & <friends>", At: time.Date(2026, 11, 29, 10, 11, 12, 0, time.UTC).Add(time.Duration(i) * time.Second)}
+	f, err := clickfact.Build(c, eventID(i))
 	if err != nil {
-		t.Fatalf("BuildClickFact: %v", err)
+		t.Fatalf("clickfact.Build: %v", err)
 	}
 	return f
 }
 
-func deadLetterBody(t *testing.T, f shorturl.Fact, attempts int) string {
+func deadLetterBody(t *testing.T, f clickfact.Fact, attempts int) string {
 	t.Helper()
-	body, err := clickdlq.Marshal(shorturl.NewDeadLetter(f, time.Date(2026, 11, 29, 10, 12, 0, 0, time.UTC), attempts, errors.New("throttled")))
+	body, err := clickdlq.Marshal(clickfact.NewDeadLetter(f, time.Date(2026, 11, 29, 10, 12, 0, 0, time.UTC), attempts, errors.New("throttled")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,12 +74,12 @@ type fakePublisher struct {
 	block bool // wait for the context instead of answering
 
 	mu        sync.Mutex
-	published []shorturl.Fact
+	published []clickfact.Fact
 	inFlight  atomic.Int32
 	maxFlight atomic.Int32
 }
 
-func (p *fakePublisher) Publish(ctx context.Context, f shorturl.Fact) error {
+func (p *fakePublisher) Publish(ctx context.Context, f clickfact.Fact) error {
 	n := p.inFlight.Add(1)
 	defer p.inFlight.Add(-1)
 	for {
@@ -101,10 +102,10 @@ func (p *fakePublisher) Publish(ctx context.Context, f shorturl.Fact) error {
 	return nil
 }
 
-func (p *fakePublisher) byKey() map[string]shorturl.Fact {
+func (p *fakePublisher) byKey() map[string]clickfact.Fact {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	m := map[string]shorturl.Fact{}
+	m := map[string]clickfact.Fact{}
 	for _, f := range p.published {
 		m[f.IdempotencyKey] = f
 	}
@@ -156,11 +157,11 @@ func TestReplayFromSQS(t *testing.T) {
 	}
 
 	const n = 7
-	facts := map[string]shorturl.Fact{}
+	facts := map[string]clickfact.Fact{}
 	for i := range n {
 		f := clickFact(t, i)
 		facts[f.IdempotencyKey] = f
-		if err := dlq.DeadLetter(ctx, shorturl.NewDeadLetter(f, time.Now(), 1+i%3, errors.New("throttled"))); err != nil {
+		if err := dlq.DeadLetter(ctx, clickfact.NewDeadLetter(f, time.Now(), 1+i%3, errors.New("throttled"))); err != nil {
 			t.Fatalf("DeadLetter %d: %v", i, err)
 		}
 	}
@@ -215,7 +216,7 @@ func TestReplayFromSQS(t *testing.T) {
 	// Expected failures, in batch order: the refused keys and the garbage body.
 	var wantFailed []string
 	for _, r := range ev.Records {
-		var d shorturl.DeadLetter
+		var d clickfact.DeadLetter
 		_ = json.Unmarshal([]byte(r.Body), &d)
 		var key struct {
 			IdempotencyKey string `json:"idempotency_key"`
@@ -265,7 +266,7 @@ func TestReplayFromSQS(t *testing.T) {
 			warnLines++
 		case "INFO":
 			infoLines++
-			d, stored, err := shorturl.ParseDeadLetter([]byte(bodyOf(ev, l.MessageID)))
+			d, stored, err := clickfact.ParseDeadLetter([]byte(bodyOf(ev, l.MessageID)))
 			if err != nil || stored.IdempotencyKey != l.IdempotencyKey || l.Attempts != d.Attempts+1 || l.ApproximateReceiveCount != 1 {
 				t.Errorf("log line %+v: want the record's key, attempts %d (stored + 1), approximate_receive_count 1 (err %v)", l, d.Attempts+1, err)
 			}
@@ -276,7 +277,7 @@ func TestReplayFromSQS(t *testing.T) {
 	}
 }
 
-func eventIDKey(i int) string { return shorturl.IdempotencyPrefix + eventID(i) }
+func eventIDKey(i int) string { return clickfact.IdempotencyPrefix + eventID(i) }
 
 func bodyOf(ev events.SQSEvent, id string) string {
 	for _, r := range ev.Records {
@@ -434,7 +435,7 @@ func TestHandleEmptyBatch(t *testing.T) {
 }
 
 func TestNewNeedsPublisher(t *testing.T) {
-	if _, err := replay.New(nil, nil, nil); !errors.Is(err, shorturl.ErrMissingComponent) {
+	if _, err := replay.New(nil, nil, nil); !errors.Is(err, wiring.ErrMissingComponent) {
 		t.Errorf("err %v, want ErrMissingComponent", err)
 	}
 }

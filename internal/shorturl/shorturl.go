@@ -1,7 +1,8 @@
 // Package shorturl is Linoone's domain core: tokens, the target URL rules, the
-// short_url artifact, click facts, and the Shorten and Resolve use cases. It talks to
-// the world only through the ports declared here (Store, Publisher, DeadLetters) and
-// imports no HTTP, AWS or generated API code; a test keeps it that way.
+// short_url artifact, and the Shorten, Resolve, Record and Replay use cases. It talks
+// to the world only through the ports declared here (Store, Publisher, DeadLetters)
+// and imports no HTTP, AWS or generated API code; a test keeps it that way. The click
+// fact's wire format is package clickfact's.
 package shorturl
 
 import (
@@ -19,11 +20,10 @@ import (
 
 // Errors the use cases return; the HTTP edge maps them once with errors.Is.
 var (
-	ErrNotFound         = errors.New("short url not found")
-	ErrUnavailable      = errors.New("persist unavailable")
-	ErrTokenSpaceBusy   = errors.New("no free token found")
-	ErrInvalidBaseURL   = errors.New("invalid resolver base url")
-	ErrMissingComponent = errors.New("missing component")
+	ErrNotFound       = errors.New("short url not found")
+	ErrUnavailable    = errors.New("persist unavailable")
+	ErrTokenSpaceBusy = errors.New("no free token found")
+	ErrInvalidBaseURL = errors.New("invalid resolver base url")
 )
 
 // Label and property keys of the short_url vertex: its complete identity.
@@ -88,7 +88,7 @@ type IssuerConfig struct {
 // NewIssuer checks the configuration and builds an Issuer.
 func NewIssuer(c IssuerConfig) (*Issuer, error) {
 	if c.Store == nil || c.Rand == nil {
-		return nil, fmt.Errorf("%w: issuer needs a store and a random source", ErrMissingComponent)
+		return nil, errors.New("issuer needs a store and a random source")
 	}
 	base, host, err := ParseBaseURL(c.ResolverBaseURL)
 	if err != nil {
@@ -158,7 +158,7 @@ type Resolver struct {
 // (tests of lookup alone).
 func NewResolver(store Store, recorder *Recorder) (*Resolver, error) {
 	if store == nil {
-		return nil, fmt.Errorf("%w: resolver needs a store", ErrMissingComponent)
+		return nil, errors.New("resolver needs a store")
 	}
 	return &Resolver{store: store, recorder: recorder}, nil
 }

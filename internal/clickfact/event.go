@@ -1,0 +1,91 @@
+package clickfact
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// AppendEvent appends the EventBridge event that carries a fact's detail, as
+// EventBridge delivers it to a rule's target: version, id (a version 4 UUID made of
+// uuid's bytes), detail-type, source, account, time, region, resources and the
+// detail itself. account and region are written as given: the caller passes checked
+// values (digits; lower-case letters, digits and dashes), and detail must be one
+// compact JSON object.
+func AppendEvent(b []byte, uuid *[16]byte, account, region string, at time.Time, detail []byte) []byte {
+	uuid[6] = uuid[6]&0x0f | 0x40 // version 4
+	uuid[8] = uuid[8]&0x3f | 0x80 // RFC 4122 variant
+	b = append(b, `{"version":"0","id":"`...)
+	b = appendUUID(b, uuid)
+	b = append(b, `","detail-type":"`+DetailType+`","source":"`+Source+`","account":"`...)
+	b = append(b, account...)
+	b = append(b, `","time":"`...)
+	b = at.UTC().AppendFormat(b, "2006-01-02T15:04:05Z")
+	b = append(b, `","region":"`...)
+	b = append(b, region...)
+	b = append(b, `","resources":[],"detail":`...)
+	b = append(b, detail...)
+	return append(b, '}')
+}
+
+func appendUUID(b []byte, u *[16]byte) []byte {
+	const hexDigits = "0123456789abcdef"
+	for i, c := range u {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			b = append(b, '-')
+		}
+		b = append(b, hexDigits[c>>4], hexDigits[c&0xf])
+	}
+	return b
+}
+
+// Event is what a consumer reads of an event that AppendEvent wrote: the envelope's
+// and the fact's constants, and the fact's GraphSON elements as raw bytes. One can be
+// reused for every event: Parse resets it.
+type Event struct {
+	ID         string `json:"id"`
+	DetailType string `json:"detail-type"`
+	Source     string `json:"source"`
+	Detail     struct {
+		SchemaVersion  string `json:"schema_version"`
+		GraphSONFormat string `json:"graphson_format"`
+		FactType       string `json:"fact_type"`
+		IdempotencyKey string `json:"idempotency_key"`
+		GraphSON       struct {
+			Vertices []json.RawMessage `json:"vertices"`
+			Edges    []json.RawMessage `json:"edges"`
+		} `json:"graphson"`
+	} `json:"detail"`
+}
+
+// Parse decodes payload once and checks that it is a GraphFactProduced event that
+// carries a click fact: the envelope, the fact's constants and one vertex and one
+// edge, which it returns as written (valid until the next Parse). It checks the shape
+// only; Persist verifies the elements' identities on ingest. Errors wrap ErrInvalid.
+func (ev *Event) Parse(payload []byte) (vertex, edge []byte, err error) {
+	vs, es := ev.Detail.GraphSON.Vertices[:0], ev.Detail.GraphSON.Edges[:0]
+	*ev = Event{} // fields missing from this event must not keep the last one's values
+	ev.Detail.GraphSON.Vertices, ev.Detail.GraphSON.Edges = vs, es
+	if err := json.Unmarshal(payload, ev); err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	d, g := &ev.Detail, &ev.Detail.GraphSON
+	switch {
+	case ev.DetailType != DetailType || ev.Source != Source || ev.ID == "":
+		return nil, nil, fmt.Errorf("%w: not a %s event from %s", ErrInvalid, DetailType, Source)
+	case d.SchemaVersion != SchemaVersion || d.GraphSONFormat != GraphSONFormat || d.FactType != FactType:
+		return nil, nil, fmt.Errorf("%w: detail is not a %s %s fact", ErrInvalid, FactType, SchemaVersion)
+	case !strings.HasPrefix(d.IdempotencyKey, IdempotencyPrefix+EventIDPrefix):
+		return nil, nil, fmt.Errorf("%w: idempotency key %q is not %s%s…", ErrInvalid, d.IdempotencyKey, IdempotencyPrefix, EventIDPrefix)
+	case len(g.Vertices) != 1 || len(g.Edges) != 1:
+		return nil, nil, fmt.Errorf("%w: fact has %d vertices and %d edges, want one of each", ErrInvalid, len(g.Vertices), len(g.Edges))
+	case !isObject(g.Vertices[0]) || !isObject(g.Edges[0]):
+		return nil, nil, fmt.Errorf("%w: graphson elements are not objects", ErrInvalid)
+	}
+	return g.Vertices[0], g.Edges[0], nil
+}
+
+// isObject reports whether raw, a value json.Unmarshal decoded (valid JSON, no
+// surrounding space), is an object.
+func isObject(raw []byte) bool { return len(raw) > 0 && raw[0] == '{' }

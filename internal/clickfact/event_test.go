@@ -1,0 +1,87 @@
+package clickfact_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/linoone/linoone/internal/clickfact"
+)
+
+func TestEventRoundTrip(t *testing.T) {
+	f, err := clickfact.Build(testClick, testEventID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uuid := [16]byte{0: 0xff, 6: 0xff, 8: 0xff, 15: 1}
+	at := time.Date(2026, 11, 30, 8, 9, 10, 0, time.UTC)
+	b := clickfact.AppendEvent(nil, &uuid, "000000000000", "eu-west-1", at, f.Detail)
+	var env struct {
+		ID         string          `json:"id"`
+		Version    string          `json:"version"`
+		DetailType string          `json:"detail-type"`
+		Source     string          `json:"source"`
+		Time       string          `json:"time"`
+		Region     string          `json:"region"`
+		Detail     json.RawMessage `json:"detail"`
+	}
+	if err := json.Unmarshal(b, &env); err != nil {
+		t.Fatalf("event is not JSON: %v\n%s", err, b)
+	}
+	if env.ID != "ff000000-0000-4f00-bf00-000000000001" || env.DetailType != clickfact.DetailType || env.Source != clickfact.Source ||
+		env.Time != "2026-11-30T08:09:10Z" || env.Region != "eu-west-1" || !bytes.Equal(env.Detail, f.Detail) {
+		t.Fatalf("event = %+v", env)
+	}
+	var ev clickfact.Event
+	vertex, edge, err := ev.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(vertex), `{"@type":"g:Vertex"`) || !strings.HasPrefix(string(edge), `{"@type":"g:Edge"`) {
+		t.Fatalf("elements:\n%s\n%s", vertex, edge)
+	}
+	if ev.Detail.IdempotencyKey != f.IdempotencyKey {
+		t.Fatalf("idempotency key %q", ev.Detail.IdempotencyKey)
+	}
+}
+
+func TestEventParseRejects(t *testing.T) {
+	f, _ := clickfact.Build(testClick, testEventID)
+	var uuid [16]byte
+	good := string(clickfact.AppendEvent(nil, &uuid, "000000000000", "us-east-1", time.Unix(0, 0), f.Detail))
+	var ev clickfact.Event
+	for name, payload := range map[string]string{
+		"not json":        good[:40],
+		"other source":    strings.Replace(good, `"source":"shorturl"`, `"source":"other"`, 1),
+		"other type":      strings.Replace(good, `"detail-type":"GraphFactProduced"`, `"detail-type":"X"`, 1),
+		"other fact":      strings.Replace(good, `"fact_type":"short_url.visited"`, `"fact_type":"x"`, 1),
+		"bad key":         strings.Replace(good, `"idempotency_key":"shorturl:ev_`, `"idempotency_key":"x:ev_`, 1),
+		"no edge":         strings.Replace(good, `"edges":[{`, `"edges":[],"x":[{`, 1),
+		"element a value": strings.Replace(good, `"vertices":[{"@type":"g:Vertex"`, `"vertices":[1],"y":[{"@type":"g:Vertex"`, 1),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, _, err := ev.Parse([]byte(payload)); !errors.Is(err, clickfact.ErrInvalid) {
+				t.Fatalf("err = %v", err)
+			}
+		})
+	}
+	// A reused Event forgets the last one: a good event parses after bad ones.
+	if _, _, err := ev.Parse([]byte(good)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBuildRejectsBadClick(t *testing.T) {
+	for name, c := range map[string]clickfact.Click{
+		"short token":      {Token: "7BTadEDkJ", Path: testClick.Path, Target: testClick.Target},
+		"token not base62": {Token: "7BTadEDk-8", Path: testClick.Path, Target: testClick.Target},
+		"invalid target":   {Token: "7BTadEDkJ8", Path: testClick.Path, Target: "https://e.example/\xff"},
+	} {
+		if _, err := clickfact.Build(c, testEventID); !errors.Is(err, clickfact.ErrInvalid) {
+			t.Errorf("%s: err = %v", name, err)
+		}
+	}
+}

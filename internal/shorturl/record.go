@@ -1,0 +1,151 @@
+package shorturl
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/linoone/linoone/internal/clickfact"
+)
+
+// Publisher puts a fact on the bus. It returns nil only when the bus accepted it
+// (for EventBridge: the call succeeded and FailedEntryCount == 0). It must not keep
+// f.Detail after it returns: the Recorder reuses the buffer for the next click.
+type Publisher interface {
+	Publish(ctx context.Context, f clickfact.Fact) error
+}
+
+// DeadLetters keeps facts whose publication failed, for replay. Like a Publisher, it
+// must not keep the dead letter's GraphFact bytes after it returns.
+type DeadLetters interface {
+	DeadLetter(ctx context.Context, d clickfact.DeadLetter) error
+}
+
+// clickOf is the click fact's view of a resolved short URL and its visitor.
+func clickOf(u ShortURL, v Visit) clickfact.Click {
+	return clickfact.Click{Token: string(u.Token), Path: u.Path, Target: u.Target, IP: v.IP, UserAgent: v.UserAgent, At: v.At}
+}
+
+// Counters count what happened to click facts. They are read by the metrics emitter.
+type Counters struct {
+	Published    atomic.Int64
+	DeadLettered atomic.Int64
+	LostToLog    atomic.Int64
+}
+
+// RecorderConfig configures a Recorder.
+type RecorderConfig struct {
+	Publisher      Publisher
+	DeadLetters    DeadLetters
+	EventIDs       func() (string, error) // "ev_" + ULID
+	PublishTimeout time.Duration          // default 500ms
+	DLQTimeout     time.Duration          // default 2s
+	Logger         *slog.Logger
+	Now            func() time.Time
+	Counters       *Counters
+}
+
+// Recorder turns clicks into published facts, dead-lettering what cannot be published.
+type Recorder struct {
+	c    RecorderConfig
+	bufs sync.Pool // *[]byte fact buffers, reused across clicks
+}
+
+// maxPooledFact bounds the fact buffers kept for reuse.
+const maxPooledFact = 16 << 10
+
+// NewRecorder checks the configuration and builds a Recorder.
+func NewRecorder(c RecorderConfig) (*Recorder, error) {
+	if c.Publisher == nil || c.DeadLetters == nil || c.EventIDs == nil {
+		return nil, errors.New("recorder needs a publisher, dead letters and event ids")
+	}
+	if c.PublishTimeout <= 0 {
+		c.PublishTimeout = 500 * time.Millisecond
+	}
+	if c.DLQTimeout <= 0 {
+		c.DLQTimeout = 2 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = discardLogger()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Counters == nil {
+		c.Counters = &Counters{}
+	}
+	return &Recorder{c: c}, nil
+}
+
+// Counters returns the recorder's counters.
+func (r *Recorder) Counters() *Counters { return r.c.Counters }
+
+// Record publishes the click's fact within the publish timeout; on failure it sends
+// the fact to the dead letters; if that fails too it logs the whole fact at ERROR.
+// It runs inside the request (on Lambda nothing runs after the handler returns) and
+// is detached from the visitor's cancellation: a click that happened is recorded.
+func (r *Recorder) Record(ctx context.Context, u ShortURL, v Visit) {
+	if v.At.IsZero() {
+		v.At = r.c.Now()
+	}
+	id, err := r.c.EventIDs()
+	if err == nil {
+		bp, _ := r.bufs.Get().(*[]byte)
+		if bp == nil {
+			bp = new([]byte)
+		}
+		var f clickfact.Fact
+		if f, err = clickfact.Append(*bp, clickOf(u, v), id); err == nil {
+			r.deliver(context.WithoutCancel(ctx), f)
+			if cap(f.Detail) <= maxPooledFact { // Publisher and DeadLetters keep no reference
+				*bp = f.Detail[:0]
+				r.bufs.Put(bp)
+			}
+			return
+		}
+	}
+	r.c.Counters.LostToLog.Add(1)
+	r.c.Logger.ErrorContext(ctx, "click fact could not be built", "err", err, "short_url_token", string(u.Token),
+		"visitor_ip_address", v.IP, "user_agent", v.UserAgent, "effective_at", clickfact.FormatTime(v.At))
+}
+
+func (r *Recorder) deliver(ctx context.Context, f clickfact.Fact) {
+	pctx, cancel := context.WithTimeout(ctx, r.c.PublishTimeout)
+	perr := r.c.Publisher.Publish(pctx, f)
+	cancel()
+	if perr == nil {
+		r.c.Counters.Published.Add(1)
+		return
+	}
+	dctx, cancel := context.WithTimeout(ctx, r.c.DLQTimeout)
+	defer cancel()
+	derr := r.c.DeadLetters.DeadLetter(dctx, clickfact.NewDeadLetter(f, r.c.Now(), 1, perr))
+	if derr == nil {
+		r.c.Counters.DeadLettered.Add(1)
+		r.c.Logger.WarnContext(ctx, "click fact dead-lettered", "idempotency_key", f.IdempotencyKey, "err", perr)
+		return
+	}
+	r.c.Counters.LostToLog.Add(1)
+	r.c.Logger.ErrorContext(ctx, "click fact lost to log: publish and dead-letter both failed",
+		"idempotency_key", f.IdempotencyKey, "publish_err", perr, "dlq_err", derr, "graph_fact", json.RawMessage(f.Detail))
+}
+
+// Replay publishes the fact in a DLQ message body again, unchanged (same idempotency
+// key). It returns the parsed dead letter (attempts as stored) and the publish error.
+// A body that is not a Linoone dead letter is clickfact.ErrInvalid: replaying cannot
+// fix it.
+func Replay(ctx context.Context, pub Publisher, body []byte) (clickfact.DeadLetter, clickfact.Fact, error) {
+	d, f, err := clickfact.ParseDeadLetter(body)
+	if err != nil {
+		return clickfact.DeadLetter{}, clickfact.Fact{}, err
+	}
+	if err := pub.Publish(ctx, f); err != nil {
+		return d, f, fmt.Errorf("republish %s (attempt %d): %w", f.IdempotencyKey, d.Attempts+1, err)
+	}
+	return d, f, nil
+}
