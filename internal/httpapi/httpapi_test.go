@@ -23,6 +23,7 @@ import (
 
 	"github.com/linoone/linoone/internal/clickfact"
 	"github.com/linoone/linoone/internal/httpapi"
+	"github.com/linoone/linoone/internal/persist"
 	"github.com/linoone/linoone/internal/schematest"
 	"github.com/linoone/linoone/internal/shorturl"
 	"github.com/linoone/linoone/internal/sigv4"
@@ -508,5 +509,35 @@ func TestResolveRedirectsWhenBusAndDLQFail(t *testing.T) {
 	schematest.MustValidate(t, schematest.GraphFact, line.GraphFact)
 	if rec.Counters().LostToLog.Load() != 1 {
 		t.Fatal("the loss to the log was not counted")
+	}
+}
+
+// TestLinkStatsMisbehavingPersist: a Persist that answers a click count that is not a
+// count is an unavailable store (503), as documented, not an internal error.
+func TestLinkStatsMisbehavingPersist(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, `{"status":{"code":200,"message":""},"result":{"data":{"@type":"g:List","@value":[`+
+			`{"@type":"g:Map","@value":["short_url_token","7BTadEDkJ8","clicks","many"]}]}}}`)
+	}))
+	defer srv.Close()
+	pc, err := persist.New(persist.Config{BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	is, _ := shorturl.NewIssuer(shorturl.IssuerConfig{Store: pc, ResolverBaseURL: "https://s.example.com", Rand: rand.Reader})
+	v, _ := sigv4.New(creds, "us-east-1", "execute-api")
+	h, err := httpapi.NewManagement(httpapi.ManagementDeps{Issuer: is, Clicker: pc, Authenticator: v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, body := do(t, h, signed(t, http.MethodGet, "/links/7BTadEDkJ8/stats", "", nil, creds, time.Now()))
+	if res.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("status %d: %s", res.StatusCode, body)
+	}
+	if p := decodeProblem(t, res, body); p.Type != httpapi.ProblemTypePrefix+httpapi.CodeUnavailable {
+		t.Fatalf("problem %+v", p)
+	}
+	if res.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Fatal("problem without nosniff")
 	}
 }

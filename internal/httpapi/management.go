@@ -195,47 +195,24 @@ func (s managementServer) GetHealth(ctx context.Context, _ management.GetHealthR
 
 func (s managementServer) Shorten(ctx context.Context, req management.ShortenRequestObject) (management.ShortenResponseObject, error) {
 	if req.Body == nil {
-		return management.Shorten400ApplicationProblemPlusJSONResponse{BadRequestApplicationProblemPlusJSONResponse: management.BadRequestApplicationProblemPlusJSONResponse(managementProblem(http.StatusBadRequest, string(shorturl.RuleRequired), "target_url is required"))}, nil
+		return nil, &shorturl.RuleError{Rule: shorturl.RuleRequired, Detail: "target_url is required"}
 	}
 	u, err := s.issuer.Shorten(ctx, req.Body.TargetURL)
-	var rule *shorturl.RuleError
-	switch {
-	case err == nil:
-		s.log.InfoContext(ctx, "short url issued", "short_url_token", string(u.Token))
-		return management.Shorten201JSONResponse{Token: string(u.Token), ShortURL: u.Path}, nil
-	case errors.As(err, &rule):
-		return management.Shorten400ApplicationProblemPlusJSONResponse{BadRequestApplicationProblemPlusJSONResponse: management.BadRequestApplicationProblemPlusJSONResponse(managementProblem(http.StatusBadRequest, string(rule.Rule), rule.Detail))}, nil
-	case errors.Is(err, shorturl.ErrTokenSpaceBusy):
-		s.log.ErrorContext(ctx, "shorten failed", "err", err)
-		return management.Shorten503ApplicationProblemPlusJSONResponse{UnavailableApplicationProblemPlusJSONResponse: management.UnavailableApplicationProblemPlusJSONResponse(managementProblem(http.StatusServiceUnavailable, CodeTokenSpace, "no unused token was found; try again"))}, nil
-	case errors.Is(err, shorturl.ErrUnavailable):
-		s.log.ErrorContext(ctx, "shorten failed: persist unavailable", "err", err)
-		return management.Shorten503ApplicationProblemPlusJSONResponse{UnavailableApplicationProblemPlusJSONResponse: management.UnavailableApplicationProblemPlusJSONResponse(managementProblem(http.StatusServiceUnavailable, CodeUnavailable, "the short URL store is unavailable; nothing was written; try again"))}, nil
-	default:
+	if err != nil {
 		return nil, err
 	}
+	s.log.InfoContext(ctx, "short url issued", "short_url_token", string(u.Token))
+	return management.Shorten201JSONResponse{Token: string(u.Token), ShortURL: u.Path}, nil
 }
 
 func (s managementServer) GetLinkStats(ctx context.Context, req management.GetLinkStatsRequestObject) (management.GetLinkStatsResponseObject, error) {
 	tok, err := shorturl.ParseToken(req.Token)
-	var n int64
-	if err == nil {
-		n, err = s.clicker.Clicks(ctx, tok)
-	}
-	switch {
-	case err == nil:
-		return management.GetLinkStats200JSONResponse{Token: string(tok), Clicks: n}, nil
-	case errors.Is(err, shorturl.ErrInvalidToken), errors.Is(err, shorturl.ErrNotFound):
-		return management.GetLinkStats404ApplicationProblemPlusJSONResponse{NotFoundApplicationProblemPlusJSONResponse: management.NotFoundApplicationProblemPlusJSONResponse(managementProblem(http.StatusNotFound, CodeNotFound, "no short URL has this token"))}, nil
-	case errors.Is(err, shorturl.ErrUnavailable):
-		s.log.ErrorContext(ctx, "stats failed: persist unavailable", "err", err)
-		return management.GetLinkStats503ApplicationProblemPlusJSONResponse{UnavailableApplicationProblemPlusJSONResponse: management.UnavailableApplicationProblemPlusJSONResponse(managementProblem(http.StatusServiceUnavailable, CodeUnavailable, "the graph store is unavailable; try again"))}, nil
-	default:
+	if err != nil {
 		return nil, err
 	}
-}
-
-func managementProblem(status int, code, detail string) management.Problem {
-	p := newProblem(status, code, detail)
-	return management.Problem{Type: p.Type, Title: p.Title, Status: p.Status, Detail: p.Detail}
+	n, err := s.clicker.Clicks(ctx, tok)
+	if err != nil {
+		return nil, err
+	}
+	return management.GetLinkStats200JSONResponse{Token: string(tok), Clicks: n}, nil
 }

@@ -6,9 +6,12 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
+
+	"github.com/linoone/linoone/internal/shorturl"
 )
 
 // ProblemTypePrefix starts every problem type URN.
@@ -30,12 +33,13 @@ const (
 	cacheControlRedirect = "private, max-age=0"
 )
 
-// problem is the RFC 9457 body; the generated Problem types have the same shape.
+// problem is the RFC 9457 body. Its members are in the order the generated Problem
+// types encode them (alphabetical), so every problem either API sends has one shape.
 type problem struct {
-	Type   string `json:"type"`
-	Title  string `json:"title"`
-	Status int    `json:"status"`
 	Detail string `json:"detail"`
+	Status int    `json:"status"`
+	Title  string `json:"title"`
+	Type   string `json:"type"`
 }
 
 func newProblem(status int, code, detail string) problem {
@@ -47,7 +51,7 @@ func newProblem(status int, code, detail string) problem {
 func writeProblem(w http.ResponseWriter, p problem) {
 	b, err := json.Marshal(p)
 	if err != nil { // a struct of strings and an int always marshals
-		b = []byte(`{"type":"` + ProblemTypePrefix + CodeInternal + `","title":"Internal Server Error","status":500,"detail":"problem encoding failed"}`)
+		b = []byte(`{"detail":"problem encoding failed","status":500,"title":"Internal Server Error","type":"` + ProblemTypePrefix + CodeInternal + `"}`)
 	}
 	h := w.Header()
 	h.Set("Content-Type", problemContentType)
@@ -83,8 +87,29 @@ func errorHandlers(log *slog.Logger, paramStatus int) (param, request, response 
 		writeProblem(w, newProblem(http.StatusBadRequest, CodeInvalidRequest, "request body is not valid JSON"))
 	}
 	response = func(w http.ResponseWriter, r *http.Request, err error) {
-		log.ErrorContext(r.Context(), "response failed", "method", r.Method, "path", r.URL.Path, "err", err)
-		writeProblem(w, newProblem(http.StatusInternalServerError, CodeInternal, "the response could not be produced"))
+		p := problemFor(err)
+		if p.Status >= http.StatusInternalServerError {
+			log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "status", p.Status, "err", err)
+		}
+		writeProblem(w, p)
 	}
 	return param, request, response
+}
+
+// problemFor is the one table from the errors of the domain and its adapters to the
+// problems clients see. The operations return their errors as they are, and the
+// generated code's response error hook answers with problemFor.
+func problemFor(err error) problem {
+	var rule *shorturl.RuleError
+	switch {
+	case errors.As(err, &rule):
+		return newProblem(http.StatusBadRequest, string(rule.Rule), rule.Detail)
+	case errors.Is(err, shorturl.ErrInvalidToken), errors.Is(err, shorturl.ErrNotFound):
+		return newProblem(http.StatusNotFound, CodeNotFound, "no short URL has this token")
+	case errors.Is(err, shorturl.ErrTokenSpaceBusy):
+		return newProblem(http.StatusServiceUnavailable, CodeTokenSpace, "no unused token was found; nothing was written; try again")
+	case errors.Is(err, shorturl.ErrUnavailable):
+		return newProblem(http.StatusServiceUnavailable, CodeUnavailable, "the short URL store is unavailable; nothing was written; try again")
+	}
+	return newProblem(http.StatusInternalServerError, CodeInternal, "the response could not be produced")
 }

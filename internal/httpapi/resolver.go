@@ -2,10 +2,10 @@ package httpapi
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 
 	"github.com/linoone/linoone/api/resolver"
 	"github.com/linoone/linoone/internal/shorturl"
@@ -38,21 +38,12 @@ func NewResolver(d ResolverDeps) http.Handler {
 		resolver.StrictHTTPServerOptions{RequestErrorHandlerFunc: request, ResponseErrorHandlerFunc: response})
 	mux := http.NewServeMux()
 	mux.Handle("/", fallback(func(path string) string {
-		if path == "/healthz" || (len(path) > 1 && !containsSlash(path[1:])) {
+		if path == "/healthz" || (len(path) > 1 && !strings.Contains(path[1:], "/")) {
 			return "GET, HEAD"
 		}
 		return ""
 	}))
 	return resolver.HandlerWithOptions(strict, resolver.StdHTTPServerOptions{BaseRouter: mux, ErrorHandlerFunc: param})
-}
-
-func containsSlash(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '/' {
-			return true
-		}
-	}
-	return false
 }
 
 // withVisit hands the click's visitor data from the HTTP request to the use case.
@@ -83,20 +74,8 @@ func (s resolverServer) GetHealth(ctx context.Context, _ resolver.GetHealthReque
 func (s resolverServer) Resolve(ctx context.Context, req resolver.ResolveRequestObject) (resolver.ResolveResponseObject, error) {
 	v, _ := ctx.Value(visitKey{}).(shorturl.Visit)
 	u, err := s.r.Resolve(ctx, req.Token, v)
-	switch {
-	case err == nil:
-		return resolver.Resolve302Response{Headers: resolver.Resolve302ResponseHeaders{Location: u.Target, CacheControl: cacheControlRedirect}}, nil
-	case errors.Is(err, shorturl.ErrInvalidToken), errors.Is(err, shorturl.ErrNotFound):
-		return resolver.Resolve404ApplicationProblemPlusJSONResponse{NotFoundApplicationProblemPlusJSONResponse: resolver.NotFoundApplicationProblemPlusJSONResponse(resolverProblem(http.StatusNotFound, CodeNotFound, "no short URL has this token"))}, nil
-	case errors.Is(err, shorturl.ErrUnavailable):
-		s.log.ErrorContext(ctx, "resolve failed: persist unavailable", "err", err)
-		return resolver.Resolve503ApplicationProblemPlusJSONResponse{UnavailableApplicationProblemPlusJSONResponse: resolver.UnavailableApplicationProblemPlusJSONResponse(resolverProblem(http.StatusServiceUnavailable, CodeUnavailable, "the short URL store is unavailable; try again"))}, nil
-	default:
+	if err != nil {
 		return nil, err
 	}
-}
-
-func resolverProblem(status int, code, detail string) resolver.Problem {
-	p := newProblem(status, code, detail)
-	return resolver.Problem{Type: p.Type, Title: p.Title, Status: p.Status, Detail: p.Detail}
+	return resolver.Resolve302Response{Headers: resolver.Resolve302ResponseHeaders{Location: u.Target, CacheControl: cacheControlRedirect}}, nil
 }

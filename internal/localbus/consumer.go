@@ -57,8 +57,10 @@ type ConsumerOptions struct {
 	Notify        <-chan struct{} // optional: (*Bus).Notify of an in-process Bus
 	Logger        *slog.Logger    // default: discard
 
-	// IsRejected reports an ingest error that is Persist refusing the document, not
-	// an outage; for *persist.Client: errors.Is(err, persist.ErrRejected). A batch
+	// IsRejected reports an ingest error that is Persist refusing the document for
+	// its content, not an outage; for *persist.Client:
+	// errors.Is(err, persist.ErrInvalidDocument) — never persist.ErrRejected, which
+	// also covers 401/403/404 (credentials, routing) that must be retried. A batch
 	// Persist refuses is ingested event by event, and the events it refuses are
 	// logged and skipped. Optional; by default no error is a rejection: every failed
 	// batch is retried.

@@ -101,11 +101,11 @@ func publishAll(t testing.TB, b *Bus, fs []clickfact.Fact) {
 }
 
 // errPersistRejected is the fake Persist's answer to a document it refuses, as
-// *persist.Client wraps persist.ErrRejected in its answer to a 4xx.
+// *persist.Client answers a 400 or 422 with persist.ErrInvalidDocument.
 var errPersistRejected = errors.New("fake persist rejected the document")
 
-// isRejected is ConsumerOptions.IsRejected for the fake, as the integrator wires
-// errors.Is(err, persist.ErrRejected).
+// isRejected is ConsumerOptions.IsRejected for the fake, as serve wires
+// errors.Is(err, persist.ErrInvalidDocument).
 func isRejected(err error) bool { return errors.Is(err, errPersistRejected) }
 
 // fakeIngester stands in for Persist: it decodes each ingest body strictly into a

@@ -38,16 +38,6 @@ const (
 		".by('short_url_token').by(__.outE('short_url_visited').count())"
 )
 
-// ErrRejected reports a request Persist refused (4xx): a bug on our side or a
-// Persist that does not speak the contract. It also wraps shorturl.ErrUnavailable,
-// since the operation did not happen.
-var ErrRejected = errors.New("persist rejected the request")
-
-// ErrInvalidDocument reports a request Persist refused for its content (HTTP 400 or
-// 422): sending it again cannot succeed, unlike a refusal for authentication,
-// routing or size. It also wraps ErrRejected.
-var ErrInvalidDocument = errors.New("persist refused the document as invalid")
-
 // SigV4 signs Persist calls (on AWS, with the Lambda role's credentials).
 type SigV4 struct {
 	Credentials aws.CredentialsProvider
@@ -113,7 +103,7 @@ func New(c Config) (*Client, error) {
 // Lookup finds the short URL of a token. It never returns a short URL whose token is
 // not the one asked for.
 func (c *Client) Lookup(ctx context.Context, tok shorturl.Token) (shorturl.ShortURL, error) {
-	row, err := c.tokenQuery(ctx, lookupQuery, tok)
+	row, err := c.tokenQuery(ctx, "lookup", lookupQuery, tok)
 	if err != nil {
 		return shorturl.ShortURL{}, err
 	}
@@ -128,19 +118,19 @@ func (c *Client) Lookup(ctx context.Context, tok shorturl.Token) (shorturl.Short
 
 // Clicks counts the short_url_visited edges of a token's short URL.
 func (c *Client) Clicks(ctx context.Context, tok shorturl.Token) (int64, error) {
-	row, err := c.tokenQuery(ctx, clicksQuery, tok)
+	row, err := c.tokenQuery(ctx, "clicks", clicksQuery, tok)
 	if err != nil {
 		return 0, err
 	}
 	n, ok := row["clicks"].(int64)
 	if !ok || n < 0 {
-		return 0, fmt.Errorf("token %s: persist answered clicks %v: %w", tok, row["clicks"], ErrRejected)
+		return 0, &Error{Op: "clicks", Kind: KindMalformed, Err: fmt.Errorf("token %s: clicks is %v, want a count", tok, row["clicks"])}
 	}
 	return n, nil
 }
 
 // tokenQuery runs a query whose only input is the token and returns its first row.
-func (c *Client) tokenQuery(ctx context.Context, query string, tok shorturl.Token) (map[string]any, error) {
+func (c *Client) tokenQuery(ctx context.Context, op, query string, tok shorturl.Token) (map[string]any, error) {
 	if !shorturl.IsToken(string(tok)) { // the whitelist that makes inlining safe
 		return nil, shorturl.ErrInvalidToken
 	}
@@ -150,20 +140,20 @@ func (c *Client) tokenQuery(ctx context.Context, query string, tok shorturl.Toke
 	} else {
 		body = gremlinBody(fmt.Sprintf(query, "token"), string(tok))
 	}
-	data, err := c.gremlin(ctx, body)
+	data, err := c.gremlin(ctx, op, body)
 	if err != nil {
-		return nil, fmt.Errorf("token %s: %w", tok, err)
+		return nil, err
 	}
 	rows, ok := data.([]any)
 	if !ok {
-		return nil, fmt.Errorf("token %s: result data is %T, want g:List: %w", tok, data, errors.Join(ErrRejected, shorturl.ErrUnavailable))
+		return nil, &Error{Op: op, Kind: KindMalformed, Err: fmt.Errorf("token %s: result data is %T, want g:List", tok, data)}
 	}
 	if len(rows) == 0 {
 		return nil, shorturl.ErrNotFound
 	}
 	row, ok := rows[0].(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("token %s: result row is %T, want g:Map: %w", tok, rows[0], errors.Join(ErrRejected, shorturl.ErrUnavailable))
+		return nil, &Error{Op: op, Kind: KindMalformed, Err: fmt.Errorf("token %s: result row is %T, want g:Map", tok, rows[0])}
 	}
 	return row, nil
 }
@@ -195,24 +185,24 @@ type gremlinResponse struct {
 	} `json:"result"`
 }
 
-func (c *Client) gremlin(ctx context.Context, body []byte) (any, error) {
-	resp, err := c.post(ctx, c.gremlinURL, body, gremlinAccept)
+func (c *Client) gremlin(ctx context.Context, op string, body []byte) (any, error) {
+	resp, err := c.post(ctx, op, c.gremlinURL, body, gremlinAccept)
 	if err != nil {
 		return nil, err
 	}
 	var gr gremlinResponse
 	if err := json.Unmarshal(resp, &gr); err != nil {
-		return nil, fmt.Errorf("persist gremlin: undecodable response: %v: %w", err, errors.Join(ErrRejected, shorturl.ErrUnavailable))
+		return nil, &Error{Op: op, Kind: KindMalformed, Err: fmt.Errorf("undecodable gremlin response: %v", err)}
 	}
 	if gr.Status.Code != 200 && gr.Status.Code != 204 {
-		return nil, fmt.Errorf("persist gremlin: status %d %q: %w", gr.Status.Code, gr.Status.Message, errors.Join(ErrRejected, shorturl.ErrUnavailable))
+		return nil, &Error{Op: op, Kind: KindMalformed, Err: fmt.Errorf("gremlin status %d %q", gr.Status.Code, gr.Status.Message)}
 	}
 	if gr.Status.Code == 204 || len(gr.Result.Data) == 0 {
 		return []any{}, nil
 	}
 	data, err := graphson.DecodeValue(gr.Result.Data)
 	if err != nil {
-		return nil, fmt.Errorf("persist gremlin: %v: %w", err, errors.Join(ErrRejected, shorturl.ErrUnavailable))
+		return nil, &Error{Op: op, Kind: KindMalformed, Err: fmt.Errorf("gremlin result: %v", err)}
 	}
 	return data, nil
 }
@@ -238,66 +228,59 @@ func (c *Client) Ingest(ctx context.Context, doc graphson.Document) error {
 
 // IngestRaw posts an already encoded GraphSON v3 document.
 func (c *Client) IngestRaw(ctx context.Context, body []byte) error {
-	ack, err := c.post(ctx, c.ingestURL, body, "application/json")
+	ack, err := c.post(ctx, "ingest", c.ingestURL, body, "application/json")
 	if err != nil {
-		return fmt.Errorf("ingest: %w", err)
+		return err
 	}
 	if !json.Valid(ack) { // a 200 that is not Persist's answer (a proxy's page) is no acknowledgement
-		return fmt.Errorf("ingest: acknowledgement is not JSON: %s: %w", snippet(ack), errors.Join(ErrRejected, shorturl.ErrUnavailable))
+		return &Error{Op: "ingest", Status: http.StatusOK, Kind: KindMalformed, Err: fmt.Errorf("acknowledgement is not JSON: %s", snippet(ack))}
 	}
 	return nil
 }
 
-// post sends body and returns the 200 response body; every other outcome is an error
-// wrapping shorturl.ErrUnavailable (and ErrRejected for a 4xx).
-func (c *Client) post(ctx context.Context, url string, body []byte, accept string) ([]byte, error) {
+// post sends body and returns the 200 response body; every other outcome is an
+// *Error of operation op.
+func (c *Client) post(ctx context.Context, op, url string, body []byte, accept string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("persist request: %v: %w", err, shorturl.ErrUnavailable)
+		return nil, &Error{Op: op, Err: err}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", accept)
 	if c.signer != nil {
 		if err := c.sign(ctx, req, body); err != nil {
-			return nil, err
+			return nil, &Error{Op: op, Err: err}
 		}
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("persist %s: %v: %w", req.URL.Path, err, shorturl.ErrUnavailable)
+		return nil, &Error{Op: op, Err: err}
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
-	if err != nil {
-		return nil, fmt.Errorf("persist %s: read response: %v: %w", req.URL.Path, err, shorturl.ErrUnavailable)
-	}
-	if len(b) > maxResponse {
-		return nil, fmt.Errorf("persist %s: response larger than %d bytes: %w", req.URL.Path, maxResponse, errors.Join(ErrRejected, shorturl.ErrUnavailable))
-	}
 	switch {
-	case resp.StatusCode == http.StatusOK:
-		return b, nil
-	case resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusUnprocessableEntity:
-		return nil, fmt.Errorf("persist %s: HTTP %d: %s: %w", req.URL.Path, resp.StatusCode, snippet(b), errors.Join(ErrInvalidDocument, ErrRejected, shorturl.ErrUnavailable))
-	case resp.StatusCode >= 400 && resp.StatusCode < 500 && resp.StatusCode != http.StatusTooManyRequests:
-		return nil, fmt.Errorf("persist %s: HTTP %d: %s: %w", req.URL.Path, resp.StatusCode, snippet(b), errors.Join(ErrRejected, shorturl.ErrUnavailable))
-	default:
-		return nil, fmt.Errorf("persist %s: HTTP %d: %s: %w", req.URL.Path, resp.StatusCode, snippet(b), shorturl.ErrUnavailable)
+	case err != nil:
+		return nil, &Error{Op: op, Status: resp.StatusCode, Err: fmt.Errorf("read response: %v", err)}
+	case len(b) > maxResponse:
+		return nil, &Error{Op: op, Status: resp.StatusCode, Kind: KindMalformed, Err: fmt.Errorf("response larger than %d bytes", maxResponse)}
+	case resp.StatusCode != http.StatusOK:
+		return nil, &Error{Op: op, Status: resp.StatusCode, Kind: kindOf(resp.StatusCode), Err: fmt.Errorf("%s: %s", req.URL.Path, snippet(b))}
 	}
+	return b, nil
 }
 
 func (c *Client) sign(ctx context.Context, req *http.Request, body []byte) error {
 	creds, err := c.sigv4.Credentials.Retrieve(ctx)
 	if err != nil {
-		return fmt.Errorf("persist credentials: %v: %w", err, shorturl.ErrUnavailable)
+		return fmt.Errorf("credentials: %v", err)
 	}
 	sum := sha256.Sum256(body)
 	hash := hex.EncodeToString(sum[:])
 	req.Header.Set("X-Amz-Content-Sha256", hash)
 	if err := c.signer.SignHTTP(ctx, creds, req, hash, c.sigv4.Service, c.sigv4.Region, time.Now()); err != nil {
-		return fmt.Errorf("sign persist request: %v: %w", err, shorturl.ErrUnavailable)
+		return fmt.Errorf("sign request: %v", err)
 	}
 	return nil
 }

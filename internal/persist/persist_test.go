@@ -128,7 +128,8 @@ func TestUnavailable(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, lerr := c.Lookup(context.Background(), u.Token)
-			results := map[string]error{"lookup": lerr}
+			_, cerr := c.Clicks(context.Background(), u.Token)
+			results := map[string]error{"lookup": lerr, "clicks": cerr}
 			if !tt.ingestOnly {
 				results["save"] = c.Save(context.Background(), u)
 			}
@@ -145,6 +146,19 @@ func TestUnavailable(t *testing.T) {
 			}
 		})
 	}
+	t.Run("clicks not a count", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.WriteString(w, gremlinOK(`{"@type":"g:List","@value":[{"@type":"g:Map","@value":["short_url_token","7BTadEDkJ8","clicks","many"]}]}`))
+		}))
+		defer srv.Close()
+		c, _ := persist.New(persist.Config{BaseURL: srv.URL})
+		_, err := c.Clicks(context.Background(), u.Token)
+		var perr *persist.Error
+		if !errors.Is(err, shorturl.ErrUnavailable) || !errors.Is(err, persist.ErrRejected) || !errors.As(err, &perr) ||
+			perr.Op != "clicks" || perr.Kind != persist.KindMalformed {
+			t.Fatalf("err = %#v, want a malformed-answer *persist.Error matching ErrUnavailable", err)
+		}
+	})
 	t.Run("connection refused", func(t *testing.T) {
 		srv := httptest.NewServer(http.NotFoundHandler())
 		base := srv.URL
