@@ -85,3 +85,19 @@ func TestBuildRejectsBadClick(t *testing.T) {
 		}
 	}
 }
+
+func TestEventUUID(t *testing.T) {
+	// 01ARZ3NDEKTSV4RRFFQ69G5FAV is the ULID spec's example; its bytes are
+	// 01 56 3E 3A B5 D3 D6 76 4C 61 EF B9 93 02 BD 5B.
+	var u [16]byte
+	if !clickfact.EventUUID("ev_01ARZ3NDEKTSV4RRFFQ69G5FAV", &u) {
+		t.Fatal("a valid event id was refused")
+	}
+	want := [16]byte{0x01, 0x56, 0x3E, 0x3A, 0xB5, 0xD3, 0xD6, 0x76, 0x4C, 0x61, 0xEF, 0xB9, 0x93, 0x02, 0xBD, 0x5B}
+	if u != want {
+		t.Fatalf("EventUUID = % x, want % x", u, want)
+	}
+	if clickfact.EventUUID("ev_01ARZ3NDEKTSV4RRFFQ69G5FAU", &u) || clickfact.EventUUID("01ARZ3NDEKTSV4RRFFQ69G5FAV", &u) {
+		t.Fatal("an invalid event id was accepted")
+	}
+}

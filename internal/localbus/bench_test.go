@@ -32,7 +32,7 @@ func benchRecords(b *testing.B, n int, distinct bool) []record {
 		if err != nil {
 			b.Fatal(err)
 		}
-		frame, err := e.encode(f.Detail, fixedNow, defaultRegion, tab)
+		frame, err := e.encode(f, fixedNow, defaultRegion, tab)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -103,7 +103,7 @@ func BenchmarkEncode(b *testing.B) {
 	e := &encoder{buf: make([]byte, 0, 2048)}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := e.encode(f.Detail, fixedNow, defaultRegion, tab); err != nil {
+		if _, err := e.encode(f, fixedNow, defaultRegion, tab); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -12,9 +12,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/linoone/linoone/internal/clickfact"
@@ -67,6 +67,7 @@ type BusStats struct {
 	Batches   int64 // batches written, one write(2) each
 	Fsyncs    int64 // journal fsyncs: one per batch (SyncEach) or per interval with writes
 	MaxBatch  int64 // most records written in one batch
+	Locked    int64 // batches written under journal.lock because another process was writing too
 }
 
 // The Sync modes.
@@ -81,7 +82,7 @@ type Bus struct {
 	opts    BusOptions
 	log     *slog.Logger
 	tab     *crc32.Table
-	lock    *fileLock
+	w       *writers // owned by the writer goroutine once it runs
 	enc     sync.Pool
 
 	mu     sync.Mutex
@@ -104,7 +105,7 @@ type Bus struct {
 	scratch []byte // reads other writers' records to check the tail
 	dirty   bool   // SyncInterval: f holds written, not yet fsync'ed batches
 
-	publishes, records, batches, fsyncs, maxBatch atomic.Int64
+	publishes, records, batches, fsyncs, maxBatch, locked atomic.Int64
 }
 
 // batch is the records waiting for one write and one fsync. Publishers wait on done,
@@ -162,7 +163,7 @@ func OpenBus(dir string, opts BusOptions) (*Bus, error) {
 	if err := os.MkdirAll(journal, 0o755); err != nil {
 		return nil, fmt.Errorf("open bus: %w", err)
 	}
-	lock, err := openLock(filepath.Join(dir, journalLock))
+	w, err := openWriters(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open bus: %w", err)
 	}
@@ -171,7 +172,7 @@ func OpenBus(dir string, opts BusOptions) (*Bus, error) {
 		opts:    opts,
 		log:     opts.Logger,
 		tab:     crcTable(),
-		lock:    lock,
+		w:       w,
 		cur:     &batch{done: make(chan struct{})},
 		kick:    make(chan struct{}, 1),
 		stop:    make(chan struct{}),
@@ -181,7 +182,7 @@ func OpenBus(dir string, opts BusOptions) (*Bus, error) {
 	}
 	b.enc.New = func() any { return &encoder{buf: make([]byte, 0, 2048)} }
 	if err := b.recover(); err != nil {
-		_ = lock.close()
+		_ = w.close()
 		return nil, fmt.Errorf("open bus %s: %w", dir, err)
 	}
 	go b.run()
@@ -190,11 +191,11 @@ func OpenBus(dir string, opts BusOptions) (*Bus, error) {
 
 // recover finds the active segment and cuts a torn tail, under the lock.
 func (b *Bus) recover() error {
-	if err := b.lock.lock(); err != nil {
+	if err := b.w.acquire(); err != nil {
 		return err
 	}
 	err := b.prepare(0)
-	if uerr := b.lock.unlock(); err == nil {
+	if uerr := b.w.release(); err == nil {
 		err = uerr
 	}
 	if err != nil && b.f != nil {
@@ -218,7 +219,7 @@ func (b *Bus) Close() error {
 				errs = append(errs, fmt.Errorf("close journal segment: %w", err))
 			}
 		}
-		if err := b.lock.close(); err != nil {
+		if err := b.w.close(); err != nil {
 			errs = append(errs, err)
 		}
 		b.closeErr = errors.Join(errs...)
@@ -238,6 +239,7 @@ func (b *Bus) Stats() BusStats {
 		Batches:   b.batches.Load(),
 		Fsyncs:    b.fsyncs.Load(),
 		MaxBatch:  b.maxBatch.Load(),
+		Locked:    b.locked.Load(),
 	}
 }
 
@@ -254,7 +256,7 @@ func (b *Bus) Publish(ctx context.Context, f clickfact.Fact) error {
 			"(fault injected by LINOONE_BUS_FAULT=always)", f.IdempotencyKey, ErrRejected)
 	}
 	e := b.enc.Get().(*encoder)
-	frame, err := e.encode(f.Detail, b.opts.Now(), b.opts.Region, b.tab)
+	frame, err := e.encode(f, b.opts.Now(), b.opts.Region, b.tab)
 	if err != nil {
 		b.enc.Put(e)
 		return fmt.Errorf("publish %s: %w", f.IdempotencyKey, err)
@@ -291,7 +293,9 @@ func (b *Bus) Publish(ctx context.Context, f clickfact.Fact) error {
 	}
 }
 
-// encode frames the EventBridge event that carries detail. The result aliases e.buf.
+// encode frames the EventBridge event that carries the fact. The result aliases
+// e.buf. The event's id is the fact's ULID as a UUID (a fact without one gets a
+// random id).
 //
 // It does not validate the detail as JSON: that was a pass over every fact on the
 // redirect path (~7 µs), for details that are valid already. Publish's callers are
@@ -302,8 +306,8 @@ func (b *Bus) Publish(ctx context.Context, f clickfact.Fact) error {
 // checksummed like any other event, so the journal stays readable; the consumer
 // decodes every event whole before it ingests it or writes it to the facts log, and
 // skips one that does not decode.
-func (e *encoder) encode(detail []byte, now time.Time, region string, tab *crc32.Table) ([]byte, error) {
-	detail = bytes.TrimSpace(detail)
+func (e *encoder) encode(f clickfact.Fact, now time.Time, region string, tab *crc32.Table) ([]byte, error) {
+	detail := bytes.TrimSpace(f.Detail)
 	if len(detail) < 2 || detail[0] != '{' || detail[len(detail)-1] != '}' {
 		return nil, fmt.Errorf("%w: detail is not a JSON object", ErrRejected)
 	}
@@ -314,8 +318,10 @@ func (e *encoder) encode(detail []byte, now time.Time, region string, tab *crc32
 		}
 		detail = e.tmp.Bytes()
 	}
-	if _, err := rand.Read(e.rnd[:]); err != nil {
-		return nil, fmt.Errorf("event id: %w", err)
+	if !clickfact.EventUUID(f.EventID, &e.rnd) {
+		if _, err := rand.Read(e.rnd[:]); err != nil {
+			return nil, fmt.Errorf("event id: %w", err)
+		}
 	}
 	b := append(e.buf[:0], make([]byte, frameHeader)...)
 	b = clickfact.AppendEvent(b, &e.rnd, eventAccount, region, now, detail) // region checked by isRegion
@@ -342,7 +348,8 @@ func isRegion(s string) bool {
 	return true
 }
 
-// run is the journal writer: one batch at a time, one write and one fsync each.
+// run is the journal writer: one batch at a time, one write (and in SyncEach one
+// fsync) each.
 func (b *Bus) run() {
 	defer close(b.done)
 	var tick <-chan time.Time
@@ -351,12 +358,22 @@ func (b *Bus) run() {
 		defer t.Stop()
 		tick = t.C
 	}
+	check := time.NewTicker(writersCheckEvery)
+	defer check.Stop()
 	for {
 		select {
 		case <-b.kick:
+			// The first publisher's kick made this goroutine the next to run; yield
+			// once, so that the redirects already runnable (on one P: every request
+			// the last network poll brought) add their records to this batch.
+			runtime.Gosched()
 			b.flush()
 		case <-tick:
 			b.syncDirty()
+		case <-check.C:
+			if err := b.w.check(); err != nil {
+				b.log.Error("journal writers check failed", "err", err)
+			}
 		case <-b.stop:
 			b.flush()
 			b.syncDirty()
@@ -411,13 +428,17 @@ func (b *Bus) flush() {
 	}
 }
 
-// commit appends buf to the active segment and syncs it, under the journal lock.
+// commit appends buf to the active segment and syncs it, under the journal lock
+// when other processes write too.
 func (b *Bus) commit(buf []byte) error {
-	if err := b.lock.lock(); err != nil {
+	if err := b.w.acquire(); err != nil {
 		return err
 	}
+	if !b.w.solo {
+		b.locked.Add(1)
+	}
 	err := b.appendLocked(buf)
-	if uerr := b.lock.unlock(); uerr != nil {
+	if uerr := b.w.release(); uerr != nil {
 		// The batch is durable; only other writers are affected.
 		b.log.Error("journal unlock failed", "err", uerr)
 	}
@@ -454,6 +475,11 @@ func (b *Bus) appendLocked(buf []byte) error {
 // It runs under the journal lock: another process may have rolled the segment,
 // appended to it, or died in the middle of a write since this one last looked.
 func (b *Bus) prepare(need int) error {
+	if b.w.solo && !b.w.changed && b.f != nil && b.end >= 0 {
+		// Alone since the last look: the active segment and its end are as we left them.
+		return b.roll(need)
+	}
+	b.w.changed = false
 	var size int64
 	for {
 		if b.f == nil {
@@ -469,7 +495,7 @@ func (b *Bus) prepare(need int) error {
 		if err != nil {
 			return err
 		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); newer || (ok && st.Nlink == 0) {
+		if newer || unlinked(fi) {
 			b.syncDirty()
 			_ = b.f.Close() // read-only use from here on: nothing to lose
 			b.f = nil
@@ -498,6 +524,11 @@ func (b *Bus) prepare(need int) error {
 		}
 		b.end = valid
 	}
+	return b.roll(need)
+}
+
+// roll starts the next segment when need more bytes would not fit in this one.
+func (b *Bus) roll(need int) error {
 	if need > 0 && b.end > 0 && b.end+int64(need) > b.opts.SegmentSize {
 		return b.create(b.seg + 1)
 	}

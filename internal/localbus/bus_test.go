@@ -678,3 +678,45 @@ func TestSyncInterval(t *testing.T) {
 		t.Fatal("an unknown sync mode was accepted")
 	}
 }
+
+// TestWritersTakeTheLockOnlyWhenShared: a bus alone on its journal writes without
+// journal.lock; a second bus announces itself, the first yields within a check
+// interval and both write under the lock; when the second closes, the first is alone
+// again. A dead process's announcement does not keep a bus from being alone.
+func TestWritersTakeTheLockOnlyWhenShared(t *testing.T) {
+	dir := t.TempDir()
+	// A leftover announcement, unlocked: its process died.
+	if err := os.MkdirAll(filepath.Join(dir, writersDir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(dir, writersDir, "12345-dead")
+	if err := os.WriteFile(stale, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fs := facts(t, 60)
+	a := openBus(t, dir, BusOptions{})
+	publishAll(t, a, fs[:20])
+	if s := a.Stats(); s.Locked != 0 {
+		t.Fatalf("a bus alone took the lock for %d batches", s.Locked)
+	}
+	waitFor(t, func() bool { _, err := os.Stat(stale); return errors.Is(err, os.ErrNotExist) })
+
+	b := openBus(t, dir, BusOptions{}) // blocks until a yields
+	publishAll(t, b, fs[20:40])
+	publishAll(t, a, fs[40:50])
+	if sa, sb := a.Stats(), b.Stats(); sa.Locked == 0 || sb.Locked == 0 {
+		t.Fatalf("shared buses wrote without the lock: a %+v, b %+v", sa, sb)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		before := a.Stats().Locked
+		publishAll(t, a, fs[50:51])
+		return a.Stats().Locked == before
+	})
+	entries, _ := os.ReadDir(filepath.Join(dir, writersDir))
+	if len(entries) != 0 {
+		t.Errorf("announcements left behind: %v", entries)
+	}
+}

@@ -88,7 +88,6 @@ type Consumer struct {
 	log        *slog.Logger
 	tab        *crc32.Table
 	self       *fileLock // consumer.lock, held until Close
-	writers    *fileLock // journal.lock, taken shared to read whole batches only
 	facts      *os.File
 	running    sync.Mutex
 
@@ -97,17 +96,29 @@ type Consumer struct {
 	factsSize int64 // size of the facts log that the saved offset accounts for
 	f         *os.File
 	buf       []byte
-	torn      tornMark
+	torn      tornState
 	b         batchState
 
 	delivered, batches, invalid, retries, corrupt atomic.Int64
 }
 
-// tornMark remembers the torn tail last reported, so that polling logs it once.
+// tornMark is an unfinished record at the end of the journal: where, and the
+// segment's size then.
 type tornMark struct {
 	seg       uint64
 	pos, size int64
 }
+
+// tornState remembers the last unfinished record seen, since when, and whether it
+// was logged, so that polling logs a torn tail once.
+type tornState struct {
+	mark   tornMark
+	since  time.Time
+	logged bool
+}
+
+// tornAfter is how long an unfinished record must stay unchanged to be a torn tail.
+const tornAfter = time.Second
 
 type record struct {
 	pos     int64
@@ -176,9 +187,6 @@ func (c *Consumer) open(dir string) error {
 	if held {
 		return ErrConsumerRunning
 	}
-	if c.writers, err = openLock(filepath.Join(dir, journalLock)); err != nil {
-		return err
-	}
 	removeTemps(dir, ".tmp-"+consumerOffset+"-")
 	if err := os.MkdirAll(filepath.Dir(c.opts.FactsPath), 0o755); err != nil {
 		return fmt.Errorf("facts log dir: %w", err)
@@ -235,14 +243,12 @@ func (c *Consumer) Close() error {
 		}
 	}
 	c.f, c.facts = nil, nil
-	for _, l := range []*fileLock{c.writers, c.self} {
-		if l != nil {
-			if err := l.close(); err != nil {
-				errs = append(errs, err)
-			}
+	if c.self != nil {
+		if err := c.self.close(); err != nil {
+			errs = append(errs, err)
 		}
+		c.self = nil
 	}
-	c.writers, c.self = nil, nil
 	return errors.Join(errs...)
 }
 
@@ -523,18 +529,14 @@ func (c *Consumer) saveOffset(st offsetState) error {
 }
 
 // fetch reads the next batch of whole records from the current segment, moving to
-// the next segment when this one is read to the end. It reads under the writers'
-// lock taken shared, so it never sees a batch being written: anything that is not a
-// whole, valid frame is damage left by a writer that died (or by the disk).
+// the next segment when this one is read to the end. It takes no lock: writers only
+// append, and the kernel makes the bytes of a write visible before the file size
+// that covers them, so below the size it saw a reader finds whole frames and, at the
+// end, at most the start of one still being written. That is also what a writer that
+// died mid-write leaves, until the next writer truncates it: either way the consumer
+// waits. A frame that fails its checksum, or an unfinished one in a segment that a
+// newer one follows, is damage, which it steps over.
 func (c *Consumer) fetch() ([]record, int64, error) {
-	if err := c.writers.rlock(); err != nil {
-		return nil, 0, err
-	}
-	defer func() {
-		if err := c.writers.unlock(); err != nil {
-			c.log.Error("journal unlock failed", "err", err)
-		}
-	}()
 	for {
 		if c.f == nil {
 			ok, err := c.openSegment()
@@ -563,6 +565,8 @@ func (c *Consumer) fetch() ([]record, int64, error) {
 		switch {
 		case st == frameEOF && !newer:
 			return nil, 0, nil
+		case st == frameIncomplete && !newer && !c.settled(size):
+			return nil, 0, nil // most likely a batch being written: look again later
 		case st == frameEOF:
 			if err := c.nextSegment(); err != nil {
 				return nil, 0, err
@@ -629,12 +633,24 @@ func (c *Consumer) stepOverDamage(size int64, newer bool) (bool, error) {
 		c.corrupt.Add(size - c.pos)
 		return true, c.nextSegment()
 	}
-	if mark := (tornMark{seg: c.seg, pos: c.pos, size: size}); c.torn != mark {
-		c.torn = mark
+	if c.settled(size) && !c.torn.logged {
+		c.torn.logged = true
 		c.log.Warn("journal ends in a torn record; the next writer truncates it",
 			"segment", c.f.Name(), "offset", c.pos, "bytes", size-c.pos)
 	}
 	return false, nil
+}
+
+// settled reports whether the unfinished record at the end of the active segment has
+// stayed the same for tornAfter. A batch being written is finished long before, so
+// one that stays is damage or the torn tail of a writer that died (which the next
+// writer cuts).
+func (c *Consumer) settled(size int64) bool {
+	mark := tornMark{seg: c.seg, pos: c.pos, size: size}
+	if c.torn.mark != mark {
+		c.torn = tornState{mark: mark, since: time.Now()}
+	}
+	return time.Since(c.torn.since) >= tornAfter
 }
 
 // openSegment opens the segment at the offset (the first one when starting fresh).

@@ -15,14 +15,23 @@
 // must on AWS anyway.
 //
 // Several processes (linoone serve and linoone replay) may publish to one bus
-// directory. Each batch is written under flock(LOCK_EX) on journal.lock, appended with
-// O_APPEND, after re-checking under the lock which segment is active and that its
-// tail is a whole record (a writer that died mid-write leaves a torn tail, which the
-// next writer truncates). The lock is held for one batch only.
+// directory. The first to open it keeps flock(LOCK_EX) on journal.lock and, while it
+// is alone, writes each batch with one write(2) (and one fsync): no lock, no stat. A
+// second writer announces itself in journal.writers/ and waits for the lock; within
+// writersCheckEvery the first notices, and from then on each batch is written under
+// the lock, after re-checking which segment is active and that its tail is a whole
+// record (a writer that died mid-write leaves a torn tail, which the next writer
+// truncates). When the others are gone, the one left takes the lock for good again.
+// See writers.go.
+//
+// The consumer takes no lock: writers only append, so it finds whole frames below the
+// size it sees and at most the start of one still being written, which it reads once
+// it is whole.
 //
 // # On-disk layout
 //
-//	<bus dir>/journal.lock                writers' flock, one batch at a time
+//	<bus dir>/journal.lock                writers' flock: held by a lone writer, else per batch
+//	<bus dir>/journal.writers/<pid>-<id>  a writer waiting to share the journal (flock'ed)
 //	<bus dir>/journal/000000000001.log    segments, rolled at BusOptions.SegmentSize
 //	<bus dir>/journal/000000000002.log    (default 64 MiB)
 //	<bus dir>/consumer.lock               flock held by the one running Consumer

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 const (
@@ -214,70 +213,6 @@ func writeSyncClose(f *os.File, data []byte) error {
 		return fmt.Errorf("fsync %s: %w", f.Name(), serr)
 	case cerr != nil:
 		return fmt.Errorf("close %s: %w", f.Name(), cerr)
-	}
-	return nil
-}
-
-// fileLock is a flock(2) on a lock file. flock locks belong to the open file, so two
-// fileLocks on one path conflict even inside one process.
-type fileLock struct {
-	f  *os.File
-	fd int
-}
-
-func openLock(path string) (*fileLock, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("open lock file: %w", err)
-	}
-	return &fileLock{f: f, fd: int(f.Fd())}, nil
-}
-
-func (l *fileLock) flock(how int) error {
-	for {
-		err := syscall.Flock(l.fd, how)
-		if !errors.Is(err, syscall.EINTR) {
-			return err
-		}
-	}
-}
-
-func (l *fileLock) lock() error {
-	if err := l.flock(syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("flock %s: %w", l.f.Name(), err)
-	}
-	return nil
-}
-
-func (l *fileLock) rlock() error {
-	if err := l.flock(syscall.LOCK_SH); err != nil {
-		return fmt.Errorf("flock shared %s: %w", l.f.Name(), err)
-	}
-	return nil
-}
-
-// tryLock takes the lock without waiting; held reports that someone else has it.
-func (l *fileLock) tryLock() (held bool, err error) {
-	err = l.flock(syscall.LOCK_EX | syscall.LOCK_NB)
-	if errors.Is(err, syscall.EWOULDBLOCK) {
-		return true, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("flock %s: %w", l.f.Name(), err)
-	}
-	return false, nil
-}
-
-func (l *fileLock) unlock() error {
-	if err := l.flock(syscall.LOCK_UN); err != nil {
-		return fmt.Errorf("unlock %s: %w", l.f.Name(), err)
-	}
-	return nil
-}
-
-func (l *fileLock) close() error {
-	if err := l.f.Close(); err != nil {
-		return fmt.Errorf("close lock file: %w", err)
 	}
 	return nil
 }
