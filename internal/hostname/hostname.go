@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 )
@@ -37,9 +38,10 @@ var uts46 = idna.New(
 // writes it (an IPv4-mapped IPv6 address as its IPv4 address), or else a lower-case
 // ASCII name, non-ASCII labels in punycode, without trailing dots.
 //
-// It refuses what a browser's URL parser refuses: a host that maps to nothing, holds
-// a forbidden code point, fails UTS-46 processing, or ends in a number without being
-// an IPv4 address ("example.123", "1.2.3.4.5", "256.0.0.1"); and IPv6 zones.
+// It refuses what a browser's URL parser refuses: invalid UTF-8, a host that maps to
+// nothing, holds a forbidden code point, fails UTS-46 processing, or ends in a number
+// without being an IPv4 address ("example.123", "1.2.3.4.5", "256.0.0.1"); and IPv6
+// zones.
 // Normalize is idempotent: Normalize(h) == Normalize(Normalize(h)).
 func Normalize(host string) (string, error) {
 	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
@@ -47,6 +49,9 @@ func Normalize(host string) (string, error) {
 	}
 	if strings.Contains(host, ":") {
 		return normalizeIPv6(host, host)
+	}
+	if !utf8.ValidString(host) { // idna would encode the bytes as U+FFFD unchecked
+		return "", fmt.Errorf("%w %q: not valid UTF-8", ErrInvalid, host)
 	}
 	name, err := uts46.ToASCII(host)
 	if err != nil {

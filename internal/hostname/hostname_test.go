@@ -81,6 +81,7 @@ func TestNormalize(t *testing.T) {
 		{"a/b", ""},
 		{"ａ／ｂ", ""},
 		{"a%b", ""},
+		{"\xf7000", ""}, // invalid UTF-8: idna would punycode U+FFFD without complaint
 		{"xn--abc", ""},
 		{"a\u200db", ""},
 		{"[fe80::1%en0]", ""},
