@@ -57,8 +57,13 @@ type ShortURL struct {
 
 // ShortURLRequest The target of a new short URL. No other field is accepted.
 type ShortURLRequest struct {
-	// TargetURL Absolute http or https URL with a host, at most 2048 characters, without
-	// userinfo, whitespace or control characters, and not on the resolver's own host.
+	// TargetURL Absolute http or https URL with a host, at most 2048 characters (Unicode code
+	// points, however many bytes or escapes encode them), without userinfo,
+	// whitespace, control, invisible or bidirectional formatting characters, with a
+	// port (if any) from 1 to 65535. Its host, compared after UTS-46 mapping and
+	// browser IPv4/IPv6 normalisation, must not be the resolver's or this API's own
+	// host (nor any local host when they run on loopback) nor a reserved host.
+	// The body must be exactly this one JSON object in valid UTF-8.
 	//
 	//
 	// Example: https://example.com/landing?message_id=msg_123

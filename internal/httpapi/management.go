@@ -20,9 +20,10 @@ import (
 	"github.com/linoone/linoone/internal/wiring"
 )
 
-// MaxBodyBytes bounds a management request body; a ShortURLRequest is at most a few
-// kilobytes.
-const MaxBodyBytes = 16 << 10
+// MaxBodyBytes bounds a management request body. A ShortURLRequest holds at most
+// 2048 characters of target_url, which JSON may spell as 12-byte surrogate-pair
+// escapes: 2048 × 12 + 17 bytes = 24 KiB and a little, so 32 KiB.
+const MaxBodyBytes = 32 << 10
 
 // Clicker reads a short URL's click count back from the graph.
 type Clicker interface {
@@ -88,9 +89,9 @@ func NewManagement(d ManagementDeps) (http.Handler, error) {
 		}
 		return ""
 	}))
-	// Middlewares run last-to-first: body limit, then signature, then media type and
-	// schema validation, then the handler.
-	mws := []management.MiddlewareFunc{validate, requireJSON, authenticate(d.Authenticator, log), limitBody}
+	// Middlewares run last-to-first: body limit, then signature, then media type, the
+	// strict JSON scan and schema validation, then the handler.
+	mws := []management.MiddlewareFunc{validate, strictJSON, requireJSON, authenticate(d.Authenticator, log), limitBody}
 	return management.HandlerWithOptions(strict, management.StdHTTPServerOptions{BaseRouter: mux, Middlewares: mws, ErrorHandlerFunc: param}), nil
 }
 

@@ -72,7 +72,7 @@ type Store interface {
 type Issuer struct {
 	store    Store
 	base     string // resolver base URL without a trailing slash
-	baseHost string
+	hosts    HostRules
 	rand     io.Reader
 	maxDraws int
 }
@@ -83,6 +83,14 @@ type IssuerConfig struct {
 	ResolverBaseURL string
 	Rand            io.Reader
 	MaxDraws        int // token draws before giving up on collisions; default 5
+	// SelfHosts are the other hosts this service answers on, as host or host:port
+	// (the management API's, e.g. its listen address "127.0.0.1:8081"). Targets
+	// there are refused (RuleSelf) like targets on the resolver base URL's host.
+	SelfHosts []string
+	// ReservedHosts are hosts targets must not point at (RuleReserved): names, IP
+	// literals and "*.domain" patterns; hostname.ParseList reads the comma list
+	// format of LINOONE_RESERVED_HOSTS.
+	ReservedHosts []string
 }
 
 // NewIssuer checks the configuration and builds an Issuer.
@@ -94,10 +102,14 @@ func NewIssuer(c IssuerConfig) (*Issuer, error) {
 	if err != nil {
 		return nil, err
 	}
+	hosts, err := NewHostRules(append([]string{host}, c.SelfHosts...), c.ReservedHosts)
+	if err != nil {
+		return nil, fmt.Errorf("issuer target host rules: %w", err)
+	}
 	if c.MaxDraws <= 0 {
 		c.MaxDraws = 5
 	}
-	return &Issuer{store: c.Store, base: base, baseHost: host, rand: c.Rand, maxDraws: c.MaxDraws}, nil
+	return &Issuer{store: c.Store, base: base, hosts: hosts, rand: c.Rand, maxDraws: c.MaxDraws}, nil
 }
 
 // ParseBaseURL checks a resolver base URL (absolute http(s), a host, no query,
@@ -116,7 +128,7 @@ func ParseBaseURL(raw string) (base, host string, err error) {
 // Shorten validates target, draws a token no other short URL has, and writes the
 // short URL to the store synchronously. It returns only what the store acknowledged.
 func (s *Issuer) Shorten(ctx context.Context, target string) (ShortURL, error) {
-	if err := CheckTarget(target, s.baseHost); err != nil {
+	if err := CheckTarget(target, s.hosts); err != nil {
 		return ShortURL{}, err
 	}
 	for range s.maxDraws {

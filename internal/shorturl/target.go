@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 )
 
-// MaxTargetLength is the longest target URL accepted, in bytes.
+// MaxTargetLength is the longest target URL accepted, in characters (Unicode code
+// points), as openapi.yaml's maxLength counts them.
 const MaxTargetLength = 2048
 
 // ErrInvalidTarget is matched (errors.Is) by every *RuleError.
@@ -27,7 +29,9 @@ const (
 	RuleScheme     Rule = "target-url-scheme"
 	RuleUserinfo   Rule = "target-url-userinfo"
 	RuleHost       Rule = "target-url-host"
+	RulePort       Rule = "target-url-port"
 	RuleSelf       Rule = "target-url-self"
+	RuleReserved   Rule = "target-url-reserved"
 )
 
 // RuleError is a broken target URL rule with a human-readable detail.
@@ -46,23 +50,19 @@ func broken(r Rule, format string, args ...any) error {
 }
 
 // CheckTarget applies the target URL rules: an absolute http or https URL with a host,
-// at most MaxTargetLength bytes, no whitespace or control characters, no userinfo, and
-// not on resolverHost (the host of the resolver base URL; a redirect there would loop).
-// Hosts compare case-insensitively, without a trailing dot, on any port.
-func CheckTarget(raw, resolverHost string) error {
+// at most MaxTargetLength characters, no whitespace, control, invisible or
+// bidirectional formatting characters, no userinfo, a port (if any) from 1 to 65535,
+// and a host that hosts allows (see HostRules; the zero HostRules allows any valid
+// host). Hosts compare in hostname.Normalize's canonical form, on any port.
+func CheckTarget(raw string, hosts HostRules) error {
 	if raw == "" {
 		return broken(RuleRequired, "target_url is required")
 	}
-	if len(raw) > MaxTargetLength {
-		return broken(RuleLength, "target_url is %d bytes long; at most %d are allowed", len(raw), MaxTargetLength)
+	if n := utf8.RuneCountInString(raw); n > MaxTargetLength {
+		return broken(RuleLength, "target_url is %d characters long; at most %d are allowed", n, MaxTargetLength)
 	}
-	if !utf8.ValidString(raw) {
-		return broken(RuleCharacters, "target_url is not valid UTF-8")
-	}
-	for i, r := range raw {
-		if unicode.IsSpace(r) || unicode.IsControl(r) || r == '\u200b' || r == '\ufeff' {
-			return broken(RuleCharacters, "target_url contains whitespace or a control character (U+%04X at byte %d)", r, i)
-		}
+	if err := checkCharacters(raw); err != nil {
+		return err
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -78,19 +78,32 @@ func CheckTarget(raw, resolverHost string) error {
 	if u.User != nil {
 		return broken(RuleUserinfo, "target_url must not carry userinfo (user@host)")
 	}
-	if u.Opaque != "" || u.Host == "" {
+	if u.Opaque != "" || u.Host == "" || u.Hostname() == "" {
 		return broken(RuleHost, "target_url must have a host (scheme://host/…)")
 	}
-	host := normalHost(u.Hostname())
-	if host == "" {
-		return broken(RuleHost, "target_url must have a host (scheme://host/…)")
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return broken(RulePort, "target_url port %s is not a port number from 1 to 65535", p)
+		}
 	}
-	if rh := normalHost(resolverHost); rh != "" && host == rh {
-		return broken(RuleSelf, "target_url points at the resolver's own host %s; the redirect would loop", u.Hostname())
-	}
-	return nil
+	return hosts.check(u.Hostname())
 }
 
-func normalHost(h string) string {
-	return strings.TrimSuffix(strings.ToLower(h), ".")
+// checkCharacters refuses invalid UTF-8, whitespace, control characters and
+// characters that render as nothing or reorder text: format characters (Unicode
+// category Cf: bidirectional controls U+202A–202E, U+2066–2069, U+200E/F, U+061C;
+// zero-width U+200B–200D, U+2060, U+FEFF; U+00AD, U+180E …) and the Hangul fillers.
+func checkCharacters(raw string) error {
+	if !utf8.ValidString(raw) {
+		return broken(RuleCharacters, "target_url is not valid UTF-8")
+	}
+	for i, r := range raw {
+		switch {
+		case unicode.IsSpace(r) || unicode.IsControl(r):
+			return broken(RuleCharacters, "target_url contains whitespace or a control character (U+%04X at byte %d)", r, i)
+		case unicode.Is(unicode.Cf, r) || r == '\u115f' || r == '\u1160' || r == '\u3164' || r == '\uffa0':
+			return broken(RuleCharacters, "target_url contains an invisible or bidirectional formatting character (U+%04X at byte %d)", r, i)
+		}
+	}
+	return nil
 }
