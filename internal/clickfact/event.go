@@ -22,7 +22,7 @@ func AppendEvent(b []byte, uuid *[16]byte, account, region string, at time.Time,
 	b = append(b, `","detail-type":"`+DetailType+`","source":"`+Source+`","account":"`...)
 	b = append(b, account...)
 	b = append(b, `","time":"`...)
-	b = at.UTC().AppendFormat(b, "2006-01-02T15:04:05Z")
+	b = appendTime(b, at, false)
 	b = append(b, `","region":"`...)
 	b = append(b, region...)
 	b = append(b, `","resources":[],"detail":`...)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	mathrand "math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -99,5 +100,31 @@ func TestEventUUID(t *testing.T) {
 	}
 	if clickfact.EventUUID("ev_01ARZ3NDEKTSV4RRFFQ69G5FAU", &u) || clickfact.EventUUID("01ARZ3NDEKTSV4RRFFQ69G5FAV", &u) {
 		t.Fatal("an invalid event id was accepted")
+	}
+}
+
+func TestAppendTimeMatchesAppendFormat(t *testing.T) {
+	r := mathrand.New(mathrand.NewPCG(3, 4))
+	times := []time.Time{time.Unix(0, 0), time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)}
+	for range 2000 {
+		times = append(times, time.Unix(r.Int64N(1<<36)-1<<35, r.Int64N(1e9)).In(time.FixedZone("X", int(r.Int64N(50000))-25000)))
+	}
+	for _, at := range times {
+		var uuid [16]byte
+		got := clickfact.AppendEvent(nil, &uuid, "000000000000", "us-east-1", at, []byte(`{}`))
+		want := `"time":"` + at.UTC().Format("2006-01-02T15:04:05Z07:00") + `"`
+		if !strings.Contains(string(got), want) {
+			t.Fatalf("%v: event %s does not contain %s", at, got, want)
+		}
+		c := testClick
+		c.At = at
+		f, err := clickfact.Build(c, testEventID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `"value":"` + at.UTC().Format("2006-01-02T15:04:05.000Z07:00") + `"`; !strings.Contains(string(f.Detail), want) {
+			t.Fatalf("%v: fact does not contain %s", at, want)
+		}
 	}
 }

@@ -87,7 +87,7 @@ func Append(dst []byte, c Click, eventID string) (Fact, error) {
 		c.UserAgent = strings.ToValidUTF8(c.UserAgent[:MaxUserAgent], "")
 	}
 	var at [len(timeLayout)]byte
-	effectiveAt := c.At.UTC().AppendFormat(at[:0], timeLayout)
+	effectiveAt := appendTime(at[:0], c.At, true)
 
 	b := dst[:0]
 	if need := 2048 + 2*(len(c.Path)+len(c.Target)+len(c.UserAgent)); cap(b) < need {

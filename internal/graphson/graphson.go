@@ -221,28 +221,33 @@ func AppendString(b []byte, s string) []byte { return appendString(b, s) }
 func appendString(b []byte, s string) []byte {
 	const hexDigits = "0123456789abcdef"
 	b = append(b, '"')
+	start := 0 // s[start:i] needs no escaping: appended in one piece
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch {
-		case c == '"':
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		start = i + 1
+		switch c {
+		case '"':
 			b = append(b, '\\', '"')
-		case c == '\\':
+		case '\\':
 			b = append(b, '\\', '\\')
-		case c >= 0x20:
-			b = append(b, c)
-		case c == '\b':
+		case '\b':
 			b = append(b, '\\', 'b')
-		case c == '\t':
+		case '\t':
 			b = append(b, '\\', 't')
-		case c == '\n':
+		case '\n':
 			b = append(b, '\\', 'n')
-		case c == '\f':
+		case '\f':
 			b = append(b, '\\', 'f')
-		case c == '\r':
+		case '\r':
 			b = append(b, '\\', 'r')
 		default:
 			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 		}
 	}
+	b = append(b, s[start:]...)
 	return append(b, '"')
 }
