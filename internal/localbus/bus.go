@@ -106,6 +106,7 @@ type Bus struct {
 	dirty   bool   // SyncInterval: f holds written, not yet fsync'ed batches
 
 	publishes, records, batches, fsyncs, maxBatch, locked atomic.Int64
+	lastPublish                                           atomic.Int64 // unix nanoseconds
 }
 
 // batch is the records waiting for one write and one fsync. Publishers wait on done,
@@ -231,6 +232,12 @@ func (b *Bus) Close() error {
 // in-process Consumer (ConsumerOptions.Notify). Wake-ups coalesce.
 func (b *Bus) Notify() <-chan struct{} { return b.notify }
 
+// Active reports whether a publish started within the last d: whether the process
+// is serving redirects (ConsumerOptions.Busy).
+func (b *Bus) Active(d time.Duration) bool {
+	return b.opts.Now().UnixNano()-b.lastPublish.Load() < int64(d)
+}
+
 // Stats returns the bus's counters.
 func (b *Bus) Stats() BusStats {
 	return BusStats{
@@ -256,7 +263,9 @@ func (b *Bus) Publish(ctx context.Context, f clickfact.Fact) error {
 			"(fault injected by LINOONE_BUS_FAULT=always)", f.IdempotencyKey, ErrRejected)
 	}
 	e := b.enc.Get().(*encoder)
-	frame, err := e.encode(f, b.opts.Now(), b.opts.Region, b.tab)
+	now := b.opts.Now()
+	b.lastPublish.Store(now.UnixNano())
+	frame, err := e.encode(f, now, b.opts.Region, b.tab)
 	if err != nil {
 		b.enc.Put(e)
 		return fmt.Errorf("publish %s: %w", f.IdempotencyKey, err)

@@ -720,3 +720,53 @@ func TestWritersTakeTheLockOnlyWhenShared(t *testing.T) {
 		t.Errorf("announcements left behind: %v", entries)
 	}
 }
+
+// TestRunPacesWhileBusyAndReportsLag: while Busy says redirects are being served, Run
+// pauses between batches; otherwise it never does. Lag counts the journal bytes not
+// delivered yet and is zero once everything is.
+func TestRunPacesWhileBusyAndReportsLag(t *testing.T) {
+	for _, busy := range []bool{false, true} {
+		t.Run(fmt.Sprintf("busy=%v", busy), func(t *testing.T) {
+			dir := t.TempDir()
+			bus := openBus(t, dir, BusOptions{})
+			fs := facts(t, 40)
+			publishAll(t, bus, fs)
+			ing := &fakeIngester{}
+			c := newConsumer(t, dir, ing, ConsumerOptions{MaxBatch: 10, PollInterval: 5 * time.Millisecond, Busy: func() bool { return busy }})
+			lag, err := c.Lag()
+			if err != nil || lag == 0 {
+				t.Fatalf("lag before delivery = %d, %v", lag, err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error)
+			go func() { done <- c.Run(ctx) }()
+			waitFor(t, func() bool { lag, err := c.Lag(); return err == nil && lag == 0 })
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if n := len(ing.edges()); n != len(fs) {
+				t.Fatalf("delivered %d of %d", n, len(fs))
+			}
+			if paces := c.Stats().Paces; (paces > 0) != busy {
+				t.Fatalf("busy=%v: %d pauses", busy, paces)
+			}
+		})
+	}
+}
+
+func TestBusActive(t *testing.T) {
+	now := time.Unix(1000, 0)
+	bus := openBus(t, t.TempDir(), BusOptions{Now: func() time.Time { return now }})
+	if bus.Active(time.Second) {
+		t.Fatal("a bus that never published is active")
+	}
+	publishAll(t, bus, facts(t, 1))
+	if !bus.Active(time.Second) {
+		t.Fatal("a bus that just published is not active")
+	}
+	now = now.Add(2 * time.Second)
+	if bus.Active(time.Second) {
+		t.Fatal("a bus idle for 2s is active within 1s")
+	}
+}

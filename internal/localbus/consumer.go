@@ -30,6 +30,8 @@ const (
 	// loggedRejectedBytes bounds the record logged for an event Persist rejected; a
 	// click fact Linoone builds (target ≤ 2 KiB, user agent ≤ 1 KiB) fits whole.
 	loggedRejectedBytes = 16 << 10
+	// maxPace bounds Run's wait between batches while redirects are served.
+	maxPace = 250 * time.Millisecond
 )
 
 var (
@@ -56,6 +58,12 @@ type ConsumerOptions struct {
 	IngestTimeout time.Duration   // per ingest call; default 10s
 	Notify        <-chan struct{} // optional: (*Bus).Notify of an in-process Bus
 	Logger        *slog.Logger    // default: discard
+	// Busy reports whether the process is serving redirects right now (for an
+	// in-process consumer, (*Bus).Active). While it is, Run paces itself: after each
+	// batch it waits twice as long as the batch took, so that delivery takes at most
+	// a third of the time and yields the rest to redirects; it catches up at full
+	// speed once they stop. Optional; nil never paces.
+	Busy func() bool
 
 	// IsRejected reports an ingest error that is Persist refusing the document for
 	// its content, not an outage; for *persist.Client:
@@ -74,6 +82,7 @@ type ConsumerStats struct {
 	Invalid      int64 // records skipped: not click events, or rejected by Persist
 	Retries      int64 // failed batch attempts, retried
 	CorruptBytes int64 // damaged journal bytes stepped over
+	Paces        int64 // pauses Run made between batches to yield to redirects (Busy)
 }
 
 // Consumer delivers the bus's events: one merged ingest per batch, then the facts
@@ -99,7 +108,9 @@ type Consumer struct {
 	torn      tornState
 	b         batchState
 
-	delivered, batches, invalid, retries, corrupt atomic.Int64
+	delivered, batches, invalid, retries, corrupt, paces atomic.Int64
+	atSeg                                                atomic.Uint64 // c.seg and c.pos as of the last step,
+	atPos                                                atomic.Int64  // for Lag from other goroutines
 }
 
 // tornMark is an unfinished record at the end of the journal: where, and the
@@ -260,6 +271,7 @@ func (c *Consumer) Stats() ConsumerStats {
 		Invalid:      c.invalid.Load(),
 		Retries:      c.retries.Load(),
 		CorruptBytes: c.corrupt.Load(),
+		Paces:        c.paces.Load(),
 	}
 }
 
@@ -276,6 +288,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	defer poll.Stop()
 	backoff := c.opts.MinBackoff
 	for ctx.Err() == nil {
+		start := time.Now()
 		n, err := c.step(ctx)
 		switch {
 		case ctx.Err() != nil:
@@ -289,6 +302,12 @@ func (c *Consumer) Run(ctx context.Context) error {
 			continue
 		case n > 0:
 			backoff = c.opts.MinBackoff
+			if c.opts.Busy != nil && c.opts.Busy() {
+				c.paces.Add(1)
+				if !sleep(ctx, min(2*time.Since(start), maxPace)) {
+					return nil
+				}
+			}
 			continue
 		}
 		backoff = c.opts.MinBackoff
@@ -324,6 +343,7 @@ func (c *Consumer) Drain(ctx context.Context) error {
 
 // step delivers one batch; n is the number of records it consumed, 0 when caught up.
 func (c *Consumer) step(ctx context.Context) (int, error) {
+	defer func() { c.atSeg.Store(c.seg); c.atPos.Store(c.pos) }()
 	recs, end, err := c.fetch()
 	if err != nil || len(recs) == 0 {
 		return 0, err
@@ -332,6 +352,34 @@ func (c *Consumer) step(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	return len(recs), nil
+}
+
+// Lag is the number of journal bytes not delivered yet, as of the consumer's last
+// step (an event is about 1.3 KB). It may be called while Run runs.
+func (c *Consumer) Lag() (int64, error) {
+	seg, pos := c.atSeg.Load(), c.atPos.Load()
+	segs, err := listSegments(c.journal)
+	if err != nil {
+		return 0, err
+	}
+	var lag int64
+	for _, s := range segs {
+		if s < seg {
+			continue
+		}
+		fi, err := os.Stat(segmentPath(c.journal, s))
+		if errors.Is(err, os.ErrNotExist) {
+			continue // delivered and removed meanwhile
+		}
+		if err != nil {
+			return 0, fmt.Errorf("journal lag: %w", err)
+		}
+		lag += fi.Size()
+		if s == seg {
+			lag -= pos
+		}
+	}
+	return max(lag, 0), nil
 }
 
 // deliver commits one batch, retrying with capped exponential backoff without moving
