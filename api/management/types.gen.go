@@ -5,12 +5,15 @@ package management
 
 // Defines values for HealthStatus.
 const (
-	Ok HealthStatus = "ok"
+	Degraded HealthStatus = "degraded"
+	Ok       HealthStatus = "ok"
 )
 
 // Valid indicates whether the value is a known member of the HealthStatus enum.
 func (e HealthStatus) Valid() bool {
 	switch e {
+	case Degraded:
+		return true
 	case Ok:
 		return true
 	default:
@@ -20,10 +23,21 @@ func (e HealthStatus) Valid() bool {
 
 // Health defines model for Health.
 type Health struct {
+	// BusLagBytes Resolver in local mode with the inline consumer: bytes of journaled click
+	// facts not yet delivered into Persist (about 1.3 KB per click).
+	BusLagBytes *int64 `json:"bus_lag_bytes,omitempty"`
+
+	// Degraded What is degraded, e.g. `click-recording`: click facts wait in memory
+	// because neither the bus nor the click DLQ accepts them.
+	Degraded *[]string `json:"degraded,omitempty"`
+
+	// Status `ok`, or `degraded` when part of the service works in a reduced way
+	// (listed in `degraded`). Either way the process serves: this is liveness.
 	Status HealthStatus `json:"status"`
 }
 
-// HealthStatus defines model for Health.Status.
+// HealthStatus `ok`, or `degraded` when part of the service works in a reduced way
+// (listed in `degraded`). Either way the process serves: this is liveness.
 type HealthStatus string
 
 // LinkStats defines model for LinkStats.

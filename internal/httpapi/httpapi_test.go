@@ -541,3 +541,20 @@ func TestLinkStatsMisbehavingPersist(t *testing.T) {
 		t.Fatal("problem without nosniff")
 	}
 }
+
+func TestHealthReportsLagAndDegradation(t *testing.T) {
+	res, _ := shorturl.NewResolver(newStore(), nil)
+	var h httpapi.Health
+	api := httpapi.NewResolver(httpapi.ResolverDeps{Resolver: res, Health: func() httpapi.Health { return h }})
+	lag := int64(1300)
+	h = httpapi.Health{BusLagBytes: &lag}
+	r, body := do(t, api, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	if r.StatusCode != http.StatusOK || strings.TrimSpace(string(body)) != `{"bus_lag_bytes":1300,"status":"ok"}` {
+		t.Fatalf("%d %s", r.StatusCode, body)
+	}
+	h = httpapi.Health{Degraded: []string{"click-recording"}}
+	r, body = do(t, api, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	if r.StatusCode != http.StatusOK || strings.TrimSpace(string(body)) != `{"degraded":["click-recording"],"status":"degraded"}` {
+		t.Fatalf("degraded: %d %s", r.StatusCode, body)
+	}
+}

@@ -15,11 +15,19 @@ import (
 type ResolverDeps struct {
 	Resolver *shorturl.Resolver
 	Logger   *slog.Logger
+	Health   func() Health // optional: what GET /healthz reports besides "ok"
+}
+
+// Health is what a process reports on GET /healthz beyond being alive.
+type Health struct {
+	Degraded    []string // what works in a reduced way; empty: status ok
+	BusLagBytes *int64   // local mode, inline consumer: journal bytes not delivered yet
 }
 
 type resolverServer struct {
-	r   *shorturl.Resolver
-	log *slog.Logger
+	r      *shorturl.Resolver
+	log    *slog.Logger
+	health func() Health
 }
 
 var _ resolver.StrictServerInterface = resolverServer{}
@@ -33,7 +41,7 @@ func NewResolver(d ResolverDeps) http.Handler {
 		log = slog.New(slog.DiscardHandler)
 	}
 	param, request, response := errorHandlers(log, http.StatusNotFound)
-	strict := resolver.NewStrictHandlerWithOptions(resolverServer{r: d.Resolver, log: log},
+	strict := resolver.NewStrictHandlerWithOptions(resolverServer{r: d.Resolver, log: log, health: d.Health},
 		[]resolver.StrictMiddlewareFunc{withVisit},
 		resolver.StrictHTTPServerOptions{RequestErrorHandlerFunc: request, ResponseErrorHandlerFunc: response})
 	mux := http.NewServeMux()
@@ -68,7 +76,16 @@ func clientIP(remoteAddr string) string {
 }
 
 func (s resolverServer) GetHealth(ctx context.Context, _ resolver.GetHealthRequestObject) (resolver.GetHealthResponseObject, error) {
-	return resolver.GetHealth200JSONResponse{Status: resolver.Ok}, nil
+	res := resolver.GetHealth200JSONResponse{Status: resolver.Ok}
+	if s.health == nil {
+		return res, nil
+	}
+	h := s.health()
+	res.BusLagBytes = h.BusLagBytes
+	if len(h.Degraded) > 0 {
+		res.Status, res.Degraded = resolver.Degraded, &h.Degraded
+	}
+	return res, nil
 }
 
 func (s resolverServer) Resolve(ctx context.Context, req resolver.ResolveRequestObject) (resolver.ResolveResponseObject, error) {
