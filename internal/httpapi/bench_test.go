@@ -25,6 +25,7 @@ import (
 // benchStack is local mode in one process: local Persist over real HTTP, the durable
 // local bus and DLQ, and the handlers.
 type benchStack struct {
+	lp     *localpersist.Store
 	client *persist.Client
 	bus    *localbus.Bus
 	dlq    *localbus.DLQ
@@ -54,7 +55,7 @@ func newBenchStackSync(b *testing.B, sync string) *benchStack {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &benchStack{client: pc, bus: bus, dlq: dlq}
+	return &benchStack{lp: lp, client: pc, bus: bus, dlq: dlq}
 }
 
 // BenchmarkResolve measures GET /{token} through the resolver handler: a real
@@ -169,6 +170,10 @@ func BenchmarkShorten(b *testing.B) {
 			}
 		}
 	})
+	b.StopTimer()
+	if st := st.lp.Stats(); st.Transactions > 0 {
+		b.ReportMetric(float64(st.Documents)/float64(st.Transactions), "docs/commit")
+	}
 }
 
 type discardWriter struct {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/linoone/linoone/internal/graphson"
 )
@@ -64,6 +65,10 @@ func (s *Store) runWriter() {
 	batch := make([]*ingestRequest, 0, s.maxBatch)
 	for req := range s.queue {
 		batch = append(batch[:0], req)
+		// The first document's send made this goroutine the next to run; yield once,
+		// so that on one P the requests already runnable queue their documents for
+		// this transaction instead of each paying a commit of its own.
+		runtime.Gosched()
 	drain:
 		for len(batch) < s.maxBatch {
 			select {
