@@ -54,10 +54,11 @@ fuzz:
 run:
 	$(GO) run ./cmd/linoone serve
 
-## bench: Go benchmarks of the HTTP paths and the wrk load comparison of the resolver
+## bench: Go benchmarks, then issue 8's table in one pinned run (scripts/bench.sh)
+BENCHTIME ?= 500ms
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./internal/... ./cmd/...
-	scripts/bench-resolver.sh
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) ./internal/... ./cmd/...
+	scripts/bench.sh
 
 ## e2e-aws: the terratest suite against a real sandbox stack (needs AWS credentials)
 e2e-aws:

@@ -1,4 +1,4 @@
-// Command bare302 is the baseline of scripts/bench-resolver.sh: a bare net/http
+// Command bare302 is the baseline of scripts/bench.sh: a bare net/http
 // handler answering 302 from an in-memory map, the least a resolver can do.
 package main
 

@@ -1,0 +1,323 @@
+#!/usr/bin/env bash
+# The click path and issuance under load, side by side in ONE run (issue 8's table).
+#
+# Every server is pinned to core 0 with one P (GOMAXPROCS=1 taskset -c 0), every load
+# generator to core 1, so the figures do not depend on how busy the other core is.
+# wrk runs as `taskset -c 1 wrk -t1 -c64 -d8s --latency` after a 2 s warm-up with the
+# same command, cycling 300 short URLs issued beforehand; redirects are not followed.
+# Data dirs are fresh copies of one seeded dir; LINOONE_LOG_LEVEL=warn.
+#
+#   baseline  tools/bare302, a bare net/http 302 from a map: req/s, p99 (wrk's latency
+#             distribution), server CPU µs/request (/proc/PID/stat utime+stime over
+#             the measured window)
+#   A         default `linoone serve` (consumer inline, default bus sync): req/s and p99
+#             against the baseline; then the time from the end of the load until every
+#             acknowledged click (warm-up + measured 302s) is a line of facts.jsonl
+#   B         LINOONE_CONSUMER=external, default bus sync: req/s, CPU/request, p99
+#   C         B with the other bus sync mode
+#   D         `linoone consume --drain` (core 1) of the journal B and C left, into the
+#             local Persist of a serve on core 0: facts/s, CPU µs/fact split
+#   E         tools/loadshorten (core 1): 64 producers, real SigV4-signed POST /shorten
+#             with unique targets, 2 s warm-up + 8 s: created/s, p50, p99, non-201s
+#   F         bulk: not measured here (another issue)
+#
+# Prints a table of figure, target and met/MISSED. Exits non-zero only when the run is
+# broken (a server does not start, wrk is missing and cannot be installed, a load
+# produced zero requests) — never for a missed target. Loopback only.
+# Knobs: BENCH_DURATION (8s), BENCH_WARMUP (2s), BENCH_DRAIN_LIMIT (seconds D may run,
+# 20), BENCH_KEEP=1 keeps the work directory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+duration=${BENCH_DURATION:-8s}
+warmup=${BENCH_WARMUP:-2s}
+drain_limit=${BENCH_DRAIN_LIMIT:-20}
+conns=64
+ntokens=300
+catchup_target=5     # s, scenario A
+catchup_giveup=60    # s, scenario A
+
+die() { echo "bench: broken run: $*" >&2; exit 1; }
+
+# Where the figures come from.
+cpu_model=$(awk -F': *' '/^model name/ {print $2; exit}' /proc/cpuinfo)
+echo "# $(date -u '+%Y-%m-%d %H:%M:%S UTC') · $(go version | cut -d' ' -f3-) · ${cpu_model:-unknown CPU} ×$(nproc) · load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')$([ -z "$(git status --porcelain 2>/dev/null)" ] || echo ' (with uncommitted changes)')"
+echo "# server: GOMAXPROCS=1 taskset -c 0 · load: taskset -c 1 wrk -t1 -c$conns -d$duration --latency after a $warmup warm-up, $ntokens tokens"
+
+[ "$(nproc)" -ge 2 ] || die "needs 2 cores (server on core 0, load on core 1); this machine has $(nproc)"
+command -v taskset >/dev/null || die "taskset (util-linux) is missing"
+command -v curl >/dev/null || die "curl is missing"
+if ! command -v wrk >/dev/null; then
+  echo "installing wrk…" >&2
+  { apt-get update -qq && apt-get install -y -qq wrk; } >/dev/null 2>&1 || die "wrk is missing and apt-get could not install it"
+fi
+
+# A block of four free ports: resolver, management, Persist, bare302.
+port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+base=
+for b in $(seq 18480 10 18580); do
+  free=1
+  for p in $b $((b + 1)) $((b + 2)) $((b + 3)); do if port_busy "$p"; then free=0; break; fi; done
+  if [ "$free" = 1 ]; then base=$b; break; fi
+done
+[ -n "$base" ] || die "no free block of ports in 18480-18589"
+rport=$base mport=$((base + 1)) pport=$((base + 2)) bport=$((base + 3))
+
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]+"${pids[@]}"}"; do kill -9 "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  if [ "${BENCH_KEEP:-}" = 1 ]; then echo "work directory kept: $work" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+echo "[${SECONDS}s] building…" >&2
+mkdir -p "$work/bin"
+for pkg in cmd/linoone tools/bare302 tools/loadshorten; do
+  go build -o "$work/bin/$(basename "$pkg")" "./$pkg"
+done
+linoone=$work/bin/linoone
+
+export LINOONE_RESOLVER_ADDR=127.0.0.1:$rport LINOONE_MANAGEMENT_ADDR=127.0.0.1:$mport \
+  LINOONE_PERSIST_ADDR=127.0.0.1:$pport LINOONE_LOG_LEVEL=warn LINOONE_REGION=us-east-1
+unset LINOONE_ACCESS_KEY_ID LINOONE_SECRET_ACCESS_KEY LINOONE_PERSIST_URL LINOONE_BUS_FAULT \
+  LINOONE_BUS_SYNC LINOONE_CONSUMER LINOONE_RESOLVER_BASE_URL
+
+# start_serve NAME DATA_DIR [VAR=VALUE…]: linoone serve on core 0; sets serve_pid.
+start_serve() {
+  local name=$1 dir=$2
+  shift 2
+  env LINOONE_DATA_DIR="$dir" "$@" GOMAXPROCS=1 taskset -c 0 "$linoone" serve 2>>"$work/$name.log" &
+  serve_pid=$!
+  pids+=("$serve_pid")
+  for _ in $(seq 200); do
+    if curl -fs "http://127.0.0.1:$rport/healthz" >/dev/null 2>&1 && curl -fs "http://127.0.0.1:$mport/healthz" >/dev/null 2>&1 &&
+      curl -fs "http://127.0.0.1:$pport/healthz" >/dev/null 2>&1; then
+      return
+    fi
+    kill -0 "$serve_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  tail -n 20 "$work/$name.log" >&2
+  die "linoone serve ($name) did not start on ports $rport-$pport"
+}
+# stop_serve [GRACE_S]: SIGINT, then SIGKILL after the grace period.
+stop_serve() {
+  local grace=${1:-25}
+  kill -INT "$serve_pid" 2>/dev/null || true
+  for _ in $(seq $((grace * 10))); do kill -0 "$serve_pid" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$serve_pid" 2>/dev/null || true
+  wait "$serve_pid" 2>/dev/null || true
+  forget "$serve_pid"
+}
+# forget PID: a process that has ended is no longer cleaned up (its id may be reused).
+forget() {
+  local keep=() p
+  for p in "${pids[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
+  pids=("${keep[@]}")
+}
+lines_of() { if [ -f "$1" ]; then wc -l <"$1"; else echo 0; fi; }
+
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+hz=$(getconf CLK_TCK)
+now() { date +%s.%N; }
+calc() { awk "BEGIN { printf \"$1\", $2 }"; }
+judge() { # VALUE OP TARGET → met | MISSED
+  awk -v v="$1" -v op="$2" -v t="$3" 'BEGIN { ok = (op == ">=") ? (v >= t) : (v <= t); print (ok ? "met" : "MISSED") }'
+}
+rows=()
+row() { rows+=("$1|$2|$3|$4"); } # scenario, figure, target, met/MISSED
+
+# --- seed: one data dir with the tokens, copied fresh for every scenario ---------------
+seed=$work/seed
+start_serve seed "$seed" LINOONE_LOG_LEVEL=info
+echo "[${SECONDS}s] issuing $ntokens short URLs…" >&2
+# One curl process on one connection, each request signed by curl itself; the
+# credentials go through a config file, not the command line.
+key() { sed -n "s/.*\"$1\": *\"\([^\"]*\)\".*/\1/p" "$seed/credentials.json"; }
+user="$(key access_key_id):$(key secret_access_key)"
+for i in $(seq "$ntokens"); do
+  target="https://www.example.com/articles/$i/some-long-slug?utm_source=short&id=$i"
+  echo "$target" >>"$work/targets"
+  [ "$i" = 1 ] || echo next
+  printf '%s\n' "url = \"http://127.0.0.1:$mport/shorten\"" 'aws-sigv4 = "aws:amz:us-east-1:execute-api"' \
+    "user = \"$user\"" 'header = "Content-Type: application/json"' \
+    "data = \"{\\\"target_url\\\":\\\"$target\\\"}\"" 'write-out = " %{http_code}\n"' silent
+done >"$work/shorten.curl"
+curl -K "$work/shorten.curl" >"$work/shorten.out" || die "curl could not issue the short URLs"
+# The body, then " STATUS" on a line of its own: one token (or "-") per request, in order.
+awk 'match($0, /"token": *"[0-9A-Za-z]+"/) { t = substr($0, RSTART, RLENGTH); gsub(/^"token": *"|"$/, "", t) }
+  / [0-9][0-9][0-9]$/ { print (($NF == 201 && t != "") ? t : "-"); t = "" }' "$work/shorten.out" |
+  paste -d' ' - "$work/targets" >"$work/tokens"
+[ "$(grep -c '^[0-9A-Za-z]\{10\} ' "$work/tokens")" -eq "$ntokens" ] ||
+  die "issued fewer than $ntokens short URLs: $(grep -v '^ 201$' "$work/shorten.out" | grep -v '"token"' | head -n 3)"
+
+# The default sync mode, from serve's start-up line (README as a fallback), and the other.
+default_sync=$(grep -o '"bus_sync":"[a-z]*"' "$work/seed.log" | head -n 1 | cut -d'"' -f4 || true)
+if [ -z "$default_sync" ]; then
+  default_sync=$(sed -n 's/^| `LINOONE_BUS_SYNC` | `\([a-z]*\)`.*/\1/p' README.md | head -n 1)
+fi
+case $default_sync in
+each) other_sync=interval ;;
+interval) other_sync=each ;;
+*) die "cannot tell the default bus sync mode (got '$default_sync')" ;;
+esac
+stop_serve
+for d in a bc e; do cp -a "$seed" "$work/$d"; done
+
+{
+  echo 'local paths = {'
+  while read -r tok _; do echo "  \"/$tok\","; done <"$work/tokens"
+  echo '}'
+  echo 'local i = 0'
+  echo 'request = function() i = i % #paths + 1; return wrk.format("GET", paths[i]) end'
+} >"$work/paths.lua"
+
+# measure NAME PID PORT: warm-up, then the measured run; sets rps, p99 (ms), cpu (µs per
+# request), acked (302s of both runs).
+measure() {
+  local name=$1 pid=$2 url=http://127.0.0.1:$3 before after reqs non warm_reqs warm_non
+  taskset -c 1 wrk -t1 -c"$conns" -d"$warmup" --latency -s "$work/paths.lua" "$url" >"$work/$name.warm"
+  before=$(ticks "$pid")
+  taskset -c 1 wrk -t1 -c"$conns" -d"$duration" --latency -s "$work/paths.lua" "$url" >"$work/$name.wrk"
+  after=$(ticks "$pid")
+  load_end=$(now)
+  wrkfield() { local f=$1; shift; awk "$@" "$work/$name.$f"; }
+  reqs=$(wrkfield wrk '/requests in/ {print $1}')
+  non=$(wrkfield wrk '/Non-2xx or 3xx/ {print $5}')
+  warm_reqs=$(wrkfield warm '/requests in/ {print $1}')
+  warm_non=$(wrkfield warm '/Non-2xx or 3xx/ {print $5}')
+  [ "${reqs:-0}" -gt 0 ] || { cat "$work/$name.wrk" >&2; die "$name: wrk completed zero requests"; }
+  rps=$(wrkfield wrk '/Requests\/sec/ {print $2}')
+  p99=$(wrkfield wrk '$1 == "99%" { v = $2; m = v + 0
+    if (v ~ /us$/) m /= 1000; else if (v ~ /ms$/) m *= 1; else if (v ~ /m$/) m *= 60000; else if (v ~ /s$/) m *= 1000
+    printf "%.2f", m }')
+  cpu=$(calc '%.2f' "($after - $before) / $hz * 1e6 / $reqs")
+  acked=$((warm_reqs - ${warm_non:-0} + reqs - ${non:-0}))
+  local socket
+  socket=$(wrkfield wrk '/Socket errors/ {sub(/^ *Socket errors: /, ""); print}')
+  # What went wrong, for the table: answers other than 3xx, failed or timed-out sockets.
+  trouble=$(wrkfield wrk -v non="${non:-0}" '/Socket errors/ { gsub(",", ""); s = $4 + $6 + $8 + $10 }
+    END { if (non > 0) printf "%d answers not 302", non; if (non > 0 && s > 0) printf ", "; if (s > 0) printf "%d socket errors", s }')
+  printf '[%ss] %-8s %9.0f req/s  p99 %8s ms  %7s µs CPU/request  %s non-3xx%s\n' "$SECONDS" "$name" "$rps" "$p99" "$cpu" "${non:-0}" \
+    "${socket:+, socket errors: $socket}" >&2
+}
+
+# --- baseline ---------------------------------------------------------------------------
+GOMAXPROCS=1 taskset -c 0 "$work/bin/bare302" "127.0.0.1:$bport" "$work/tokens" 2>>"$work/bare302.log" &
+bare_pid=$!
+pids+=("$bare_pid")
+for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$bport/x" && break; sleep 0.1; done
+kill -0 "$bare_pid" 2>/dev/null || die "bare302 did not start on port $bport"
+measure baseline "$bare_pid" "$bport"
+base_rps=$rps base_p99=$p99 base_cpu=$cpu
+kill "$bare_pid"
+wait "$bare_pid" 2>/dev/null || true
+forget "$bare_pid"
+row baseline "$(calc '%.0f req/s, p99 %.2f ms, %.1f µs CPU/request' "$base_rps, $base_p99, $base_cpu")${trouble:+ ($trouble)}" "—" "—"
+
+ratio() { calc '%.2f' "$1 / $2"; }
+
+# --- A: default serve --------------------------------------------------------------------
+start_serve A "$work/a"
+lines_before=$(lines_of "$work/a/facts.jsonl")
+measure A "$serve_pid" "$rport"
+want=$((lines_before + acked))
+caught=
+while :; do
+  lines=$(lines_of "$work/a/facts.jsonl")
+  elapsed=$(calc '%.1f' "$(now) - $load_end")
+  if [ "$lines" -ge "$want" ]; then caught=$elapsed; break; fi
+  awk -v e="$elapsed" -v g="$catchup_giveup" 'BEGIN { exit !(e >= g) }' && break
+  sleep 0.1
+done
+stop_serve 5
+r=$(ratio "$rps" "$base_rps")
+row "A default serve" "$(calc '%.0f req/s = %.2f× bare' "$rps, $r")${trouble:+ ($trouble)}" "≥ 0.50×" "$(judge "$r" '>=' 0.5)"
+r=$(ratio "$p99" "$base_p99")
+row "A" "p99 $p99 ms = $r× bare" "≤ 2×" "$(judge "$r" '<=' 2)"
+if [ -n "$caught" ]; then
+  row "A" "all $acked acknowledged clicks in facts.jsonl ${caught} s after the load" "≤ ${catchup_target} s" "$(judge "$caught" '<=' "$catchup_target")"
+else
+  row "A" "$((lines - lines_before)) of $acked acknowledged clicks in facts.jsonl after ${catchup_giveup} s (gave up)" "≤ ${catchup_target} s" MISSED
+fi
+
+# --- B and C: the resolver alone, each sync mode ------------------------------------------
+start_serve B "$work/bc" LINOONE_CONSUMER=external LINOONE_BUS_SYNC="$default_sync"
+measure B "$serve_pid" "$rport"
+stop_serve
+queued=$acked
+r=$(ratio "$rps" "$base_rps")
+row "B external consumer, $default_sync" "$(calc '%.0f req/s = %.2f× bare' "$rps, $r")${trouble:+ ($trouble)}" "≥ 0.75×" "$(judge "$r" '>=' 0.75)"
+r=$(ratio "$cpu" "$base_cpu")
+row "B" "$cpu µs CPU/request = $r× bare" "≤ 1.4×" "$(judge "$r" '<=' 1.4)"
+r=$(ratio "$p99" "$base_p99")
+row "B" "p99 $p99 ms = $r× bare" "≤ 1.5×" "$(judge "$r" '<=' 1.5)"
+
+start_serve C "$work/bc" LINOONE_CONSUMER=external LINOONE_BUS_SYNC="$other_sync"
+measure C "$serve_pid" "$rport"
+stop_serve
+queued=$((queued + acked))
+r=$(ratio "$rps" "$base_rps")
+row "C B with sync=$other_sync" "$(calc '%.0f req/s = %.2f× bare' "$rps, $r")${trouble:+ ($trouble)}" "≥ 0.40×" "$(judge "$r" '>=' 0.4)"
+row "C" "$cpu µs CPU/request = $(ratio "$cpu" "$base_cpu")× bare" "—" "—"
+row "C" "p99 $p99 ms = $(ratio "$p99" "$base_p99")× bare" "—" "—"
+
+# --- D: deliver the journal B and C left --------------------------------------------------
+start_serve D "$work/bc" LINOONE_CONSUMER=external
+lines_before=$(lines_of "$work/bc/facts.jsonl")
+before=$(ticks "$serve_pid")
+echo "[${SECONDS}s] D: consume --drain of ~$queued facts (at most ${drain_limit} s)…" >&2
+TIMEFORMAT='%R %U %S'
+drain_rc=0
+{ time env LINOONE_DATA_DIR="$work/bc" LINOONE_CONSUMER=external GOMAXPROCS=1 \
+  timeout -s INT "$drain_limit" taskset -c 1 "$linoone" consume --drain >"$work/consume.out" 2>>"$work/consume.log"; } \
+  2>"$work/consume.time" || drain_rc=$?
+after=$(ticks "$serve_pid")
+stop_serve
+lines=$(lines_of "$work/bc/facts.jsonl")
+delivered=$((lines - lines_before))
+read -r wall user sys <"$work/consume.time"
+[ "$delivered" -gt 0 ] || { tail -n 20 "$work/consume.log" >&2; die "D: the consumer delivered nothing (exit $drain_rc)"; }
+fps=$(calc '%.0f' "$delivered / $wall")
+case $drain_rc in
+0) note="drained $delivered facts in $wall s" ;;
+124) note="$delivered of ~$queued facts in the ${drain_limit} s limit" ;;
+*) note="consume exited $drain_rc after $delivered facts" ;;
+esac
+row "D consume --drain" "$fps facts/s ($note)" "≥ 50000/s" "$(judge "$fps" '>=' 50000)"
+c_us=$(calc '%.1f' "($user + $sys) * 1e6 / $delivered")
+p_us=$(calc '%.1f' "($after - $before) / $hz * 1e6 / $delivered")
+total_us=$(calc '%.1f' "$c_us + $p_us")
+row "D" "$total_us µs CPU/fact: consumer $c_us + Persist $p_us" "≤ 20 µs" "$(judge "$total_us" '<=' 20)"
+
+# --- E: issuance -------------------------------------------------------------------------
+start_serve E "$work/e"
+echo "[${SECONDS}s] E: issuance, $conns producers…" >&2
+out=$(GOMAXPROCS=1 taskset -c 1 "$work/bin/loadshorten" -url "http://127.0.0.1:$mport" -c "$conns" -d "$duration" \
+  -warmup "$warmup" -creds "$work/e/credentials.json" 2>>"$work/loadshorten.log") || die "loadshorten failed: $(tail -n 5 "$work/loadshorten.log")"
+stop_serve
+echo "[${SECONDS}s] E        $out" >&2
+field() { tr ' ' '\n' <<<"$out" | sed -n "s/^$1=//p"; }
+created=$(field created) errors=$(field errors)
+[ "${created:-0}" -gt 0 ] || die "E: no short URL created ($out; $(tail -n 3 "$work/loadshorten.log"))"
+row "E issuance, $conns producers" "$(field rps) created/s" "≥ 3000/s" "$(judge "$(field rps)" '>=' 3000)"
+row "E" "p50 $(field p50_ms) ms" "—" "—"
+row "E" "p99 $(field p99_ms) ms" "≤ 50 ms" "$(judge "$(field p99_ms)" '<=' 50)"
+row "E" "$errors answers other than 201 (of $created created in the window)" "0" "$(judge "$errors" '<=' 0)"
+
+row "F bulk" "not measured here (another issue)" "—" "skipped"
+
+echo
+(
+  LC_ALL=C.UTF-8 # pad by characters, not bytes: ≥, × and µ take several
+  pad() { printf '%s%*s ' "$1" $(($2 > ${#1} ? $2 - ${#1} : 0)) ''; }
+  for r in "scenario|figure|target|result" "--------|------|------|------" "${rows[@]}"; do
+    IFS='|' read -r s f t m <<<"$r"
+    pad "$s" 32; pad "$f" 70; pad "$t" 10; echo "$m"
+  done
+)
+echo "# $SECONDS s"
