@@ -100,6 +100,9 @@ type ClientInterface interface {
 	// lookup. Every redirect is recorded as a `short_url.visited` graph fact; recording
 	// never prevents the redirect.
 	//
+	// `HEAD /{token}` answers exactly as GET does (status and headers) but is not a
+	// visit: no click is recorded and no fact is published (link checkers, previews).
+	//
 	// Corresponds with GET /{token} (the `Resolve` operationId).
 	Resolve(ctx context.Context, token Token, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
@@ -124,6 +127,9 @@ func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (
 // A token that is not exactly 10 base62 characters is answered 404 without a
 // lookup. Every redirect is recorded as a `short_url.visited` graph fact; recording
 // never prevents the redirect.
+//
+// `HEAD /{token}` answers exactly as GET does (status and headers) but is not a
+// visit: no click is recorded and no fact is published (link checkers, previews).
 //
 // Corresponds with GET /{token} (the `Resolve` operationId).
 func (c *Client) Resolve(ctx context.Context, token Token, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -256,6 +262,9 @@ type ClientWithResponsesInterface interface {
 	// lookup. Every redirect is recorded as a `short_url.visited` graph fact; recording
 	// never prevents the redirect.
 	//
+	// `HEAD /{token}` answers exactly as GET does (status and headers) but is not a
+	// visit: no click is recorded and no fact is published (link checkers, previews).
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /{token} (the `Resolve` operationId).
@@ -377,6 +386,9 @@ func (c *ClientWithResponses) GetHealthWithResponse(ctx context.Context, reqEdit
 // A token that is not exactly 10 base62 characters is answered 404 without a
 // lookup. Every redirect is recorded as a `short_url.visited` graph fact; recording
 // never prevents the redirect.
+//
+// `HEAD /{token}` answers exactly as GET does (status and headers) but is not a
+// visit: no click is recorded and no fact is published (link checkers, previews).
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -558,3 +558,53 @@ func TestHealthReportsLagAndDegradation(t *testing.T) {
 		t.Fatalf("degraded: %d %s", r.StatusCode, body)
 	}
 }
+
+// TestResolveNeverRedirectsToARogueTarget: a short_url vertex someone wrote into
+// Persist behind issuance's back, with a target issuance refuses, is a 404 and an
+// ERROR naming the token — never a redirect, never a click.
+func TestResolveNeverRedirectsToARogueTarget(t *testing.T) {
+	st := newStore()
+	st.m["EvilEvil01"] = shorturl.ShortURL{Token: "EvilEvil01", Path: "https://s.example.com/EvilEvil01", Target: "javascript:alert(document.cookie)"}
+	pub := &publisher{}
+	rec, _ := shorturl.NewRecorder(shorturl.RecorderConfig{Publisher: pub, DeadLetters: noDLQ{},
+		EventIDs: func() (string, error) { return "ev_01JZ8Q6W3C4V5B6N7M8K9J0H1G", nil }})
+	res, _ := shorturl.NewResolver(st, rec)
+	var logs bytes.Buffer
+	h := httpapi.NewResolver(httpapi.ResolverDeps{Resolver: res, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	for _, method := range []string{http.MethodGet, http.MethodHead} {
+		r, body := do(t, h, httptest.NewRequest(method, "/EvilEvil01", nil))
+		if r.StatusCode != http.StatusNotFound || r.Header.Get("Location") != "" {
+			t.Fatalf("%s: %d %s, Location %q", method, r.StatusCode, body, r.Header.Get("Location"))
+		}
+	}
+	if len(pub.facts) != 0 {
+		t.Fatalf("%d facts recorded", len(pub.facts))
+	}
+	if !strings.Contains(logs.String(), `"level":"ERROR"`) || !strings.Contains(logs.String(), "EvilEvil01") {
+		t.Fatalf("no ERROR naming the token: %s", logs.String())
+	}
+}
+
+// TestHeadIsNotAVisit: HEAD answers exactly like GET (status and headers) and records
+// no fact.
+func TestHeadIsNotAVisit(t *testing.T) {
+	st := newStore()
+	st.m[known.Token] = known
+	h, pub := newResolverAPI(t, st)
+	get, _ := do(t, h, httptest.NewRequest(http.MethodGet, "/7BTadEDkJ8", nil))
+	head, body := do(t, h, httptest.NewRequest(http.MethodHead, "/7BTadEDkJ8", nil))
+	if head.StatusCode != http.StatusFound || len(body) != 0 {
+		t.Fatalf("HEAD: %d, body %q", head.StatusCode, body)
+	}
+	for _, k := range []string{"Location", "Cache-Control"} {
+		if head.Header.Get(k) != get.Header.Get(k) || get.Header.Get(k) == "" {
+			t.Errorf("%s: HEAD %q, GET %q", k, head.Header.Get(k), get.Header.Get(k))
+		}
+	}
+	if len(pub.facts) != 1 {
+		t.Fatalf("GET then HEAD recorded %d facts, want 1 (the GET)", len(pub.facts))
+	}
+	if r, _ := do(t, h, httptest.NewRequest(http.MethodHead, "/AAAAAAAAAA", nil)); r.StatusCode != http.StatusNotFound {
+		t.Fatalf("HEAD unknown token: %d", r.StatusCode)
+	}
+}

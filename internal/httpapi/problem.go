@@ -88,7 +88,7 @@ func errorHandlers(log *slog.Logger, paramStatus int) (param, request, response 
 	}
 	response = func(w http.ResponseWriter, r *http.Request, err error) {
 		p := problemFor(err)
-		if p.Status >= http.StatusInternalServerError {
+		if p.Status >= http.StatusInternalServerError || errors.Is(err, shorturl.ErrInvalidStored) {
 			log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "status", p.Status, "err", err)
 		}
 		writeProblem(w, p)

@@ -60,6 +60,9 @@ func withVisit(f resolver.StrictHandlerFunc, operationID string) resolver.Strict
 		return f
 	}
 	return func(ctx context.Context, w http.ResponseWriter, r *http.Request, req any) (any, error) {
+		if r.Method == http.MethodHead {
+			return f(ctx, w, r, req) // a check, not a visit: no visitor, no click
+		}
 		v := shorturl.Visit{IP: clientIP(r.RemoteAddr), UserAgent: r.UserAgent()}
 		return f(context.WithValue(ctx, visitKey{}, v), w, r, req)
 	}
@@ -89,10 +92,16 @@ func (s resolverServer) GetHealth(ctx context.Context, _ resolver.GetHealthReque
 }
 
 func (s resolverServer) Resolve(ctx context.Context, req resolver.ResolveRequestObject) (resolver.ResolveResponseObject, error) {
-	v, _ := ctx.Value(visitKey{}).(shorturl.Visit)
-	u, err := s.r.Resolve(ctx, req.Token, v)
+	var u shorturl.ShortURL
+	var err error
+	if v, visit := ctx.Value(visitKey{}).(shorturl.Visit); visit {
+		u, err = s.r.Resolve(ctx, req.Token, v)
+	} else { // HEAD (withVisit): answered as GET, not recorded
+		u, err = s.r.Find(ctx, req.Token)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return resolver.Resolve302Response{Headers: resolver.Resolve302ResponseHeaders{Location: u.Target, CacheControl: cacheControlRedirect}}, nil
 }
+

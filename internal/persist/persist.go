@@ -30,10 +30,12 @@ const (
 	gremlinAccept = "application/vnd.gremlin-v3.0+json"
 	maxResponse   = 4 << 20
 
-	lookupQuery = "g.V().hasLabel('short_url').has('short_url_token', %s).limit(1)" +
+	// Both queries ask for two vertices: a token must name one short URL, and a
+	// Persist that holds two with different targets gets no guess.
+	lookupQuery = "g.V().hasLabel('short_url').has('short_url_token', %s).limit(2)" +
 		".project('short_url_token','short_url_path','target_url')" +
 		".by('short_url_token').by('short_url_path').by('target_url')"
-	clicksQuery = "g.V().hasLabel('short_url').has('short_url_token', %s).limit(1)" +
+	clicksQuery = "g.V().hasLabel('short_url').has('short_url_token', %s).limit(2)" +
 		".project('short_url_token','clicks')" +
 		".by('short_url_token').by(__.outE('short_url_visited').count())"
 )
@@ -103,25 +105,39 @@ func New(c Config) (*Client, error) {
 // Lookup finds the short URL of a token. It never returns a short URL whose token is
 // not the one asked for.
 func (c *Client) Lookup(ctx context.Context, tok shorturl.Token) (shorturl.ShortURL, error) {
-	row, err := c.tokenQuery(ctx, "lookup", lookupQuery, tok)
+	rows, err := c.tokenQuery(ctx, "lookup", lookupQuery, tok)
 	if err != nil {
 		return shorturl.ShortURL{}, err
 	}
-	u := shorturl.ShortURL{Token: tok}
-	u.Path, _ = row["short_url_path"].(string)
-	u.Target, _ = row["target_url"].(string)
-	if got, _ := row["short_url_token"].(string); got != string(tok) || u.Target == "" {
-		return shorturl.ShortURL{}, fmt.Errorf("token %s: persist answered a vertex without it or without a target: %w", tok, shorturl.ErrNotFound)
+	var u shorturl.ShortURL
+	for i, row := range rows {
+		v := shorturl.ShortURL{Token: tok}
+		v.Path, _ = row["short_url_path"].(string)
+		v.Target, _ = row["target_url"].(string)
+		if got, _ := row["short_url_token"].(string); got != string(tok) || v.Target == "" {
+			return shorturl.ShortURL{}, fmt.Errorf("token %s: persist answered a vertex without it or without a target: %w", tok, shorturl.ErrNotFound)
+		}
+		if i > 0 && v.Target != u.Target {
+			return shorturl.ShortURL{}, fmt.Errorf("token %s: persist holds several short_url vertices with different targets: %w: %w",
+				tok, shorturl.ErrNotFound, shorturl.ErrInvalidStored)
+		}
+		if i == 0 {
+			u = v
+		}
 	}
 	return u, nil
 }
 
 // Clicks counts the short_url_visited edges of a token's short URL.
 func (c *Client) Clicks(ctx context.Context, tok shorturl.Token) (int64, error) {
-	row, err := c.tokenQuery(ctx, "clicks", clicksQuery, tok)
+	rows, err := c.tokenQuery(ctx, "clicks", clicksQuery, tok)
 	if err != nil {
 		return 0, err
 	}
+	if len(rows) > 1 {
+		return 0, fmt.Errorf("token %s: persist holds several short_url vertices: %w: %w", tok, shorturl.ErrNotFound, shorturl.ErrInvalidStored)
+	}
+	row := rows[0]
 	n, ok := row["clicks"].(int64)
 	if !ok || n < 0 {
 		return 0, &Error{Op: "clicks", Kind: KindMalformed, Err: fmt.Errorf("token %s: clicks is %v, want a count", tok, row["clicks"])}
@@ -129,8 +145,9 @@ func (c *Client) Clicks(ctx context.Context, tok shorturl.Token) (int64, error) 
 	return n, nil
 }
 
-// tokenQuery runs a query whose only input is the token and returns its first row.
-func (c *Client) tokenQuery(ctx context.Context, op, query string, tok shorturl.Token) (map[string]any, error) {
+// tokenQuery runs a query whose only input is the token and returns its rows, at
+// least one (none is shorturl.ErrNotFound).
+func (c *Client) tokenQuery(ctx context.Context, op, query string, tok shorturl.Token) ([]map[string]any, error) {
 	if !shorturl.IsToken(string(tok)) { // the whitelist that makes inlining safe
 		return nil, shorturl.ErrInvalidToken
 	}
@@ -151,11 +168,15 @@ func (c *Client) tokenQuery(ctx context.Context, op, query string, tok shorturl.
 	if len(rows) == 0 {
 		return nil, shorturl.ErrNotFound
 	}
-	row, ok := rows[0].(map[string]any)
-	if !ok {
-		return nil, &Error{Op: op, Kind: KindMalformed, Err: fmt.Errorf("token %s: result row is %T, want g:Map", tok, rows[0])}
+	out := make([]map[string]any, len(rows))
+	for i, r := range rows {
+		m, ok := r.(map[string]any)
+		if !ok {
+			return nil, &Error{Op: op, Kind: KindMalformed, Err: fmt.Errorf("token %s: result row is %T, want g:Map", tok, r)}
+		}
+		out[i] = m
 	}
-	return row, nil
+	return out, nil
 }
 
 func gremlinBody(query, token string) []byte {

@@ -247,3 +247,33 @@ func TestSignsWithSigV4(t *testing.T) {
 		t.Fatalf("signature headers %q", parts)
 	}
 }
+
+// TestTwoVerticesForOneToken: a Persist that holds two short_url vertices with
+// different targets for one token gets no guess; two with the same target redirect.
+func TestTwoVerticesForOneToken(t *testing.T) {
+	row := func(target string) string {
+		return `{"@type":"g:Map","@value":["short_url_token","7BTadEDkJ8","short_url_path","https://s.example.com/7BTadEDkJ8","target_url","` + target + `"]}`
+	}
+	for name, tc := range map[string]struct {
+		rows string
+		ok   bool
+	}{
+		"different targets": {row("https://example.com/") + "," + row("https://evil.example/"), false},
+		"same target":       {row("https://example.com/") + "," + row("https://example.com/"), true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.WriteString(w, `{"status":{"code":200,"message":""},"result":{"data":{"@type":"g:List","@value":[`+tc.rows+`]}}}`)
+			}))
+			defer srv.Close()
+			c := newClient(t, srv.URL, false)
+			u, err := c.Lookup(context.Background(), "7BTadEDkJ8")
+			if tc.ok != (err == nil) || !tc.ok && !errors.Is(err, shorturl.ErrInvalidStored) {
+				t.Fatalf("Lookup = %+v, %v", u, err)
+			}
+			if tc.ok && u.Target != "https://example.com/" {
+				t.Fatalf("Lookup = %+v", u)
+			}
+		})
+	}
+}

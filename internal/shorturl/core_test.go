@@ -401,3 +401,41 @@ func TestCoreImports(t *testing.T) {
 		}
 	}
 }
+
+// TestResolverRefusesWhatIssuanceWould: whatever the store returns, the resolver
+// redirects only to targets issuance could have accepted (ErrInvalidStored, which is
+// also ErrNotFound), and Find never records a click.
+func TestResolverRefusesWhatIssuanceWould(t *testing.T) {
+	for target, ok := range map[string]bool{
+		"https://example.com/ok":               true,
+		"HTTP://EXAMPLE.COM:8080/a?b#c":        true,
+		"https://[2001:db8::1]:443/x":          true,
+		"https://exämple.com/päth":             true,
+		"javascript:alert(document.cookie)":    false,
+		"ftp://example.com/":                   false,
+		"https:///nohost":                      false,
+		"https://:443/":                        false,
+		"https://user:pw@example.com/":         false,
+		"https://evil.example\\@good.example/": false,
+		"https://example.com/a b":              false,
+		"https://example.com/\x00":             false,
+		"https://example.com/\u202eevil":       false,
+		"//example.com/":                       false,
+		"":                                     false,
+	} {
+		st := newMemStore()
+		st.m["7BTadEDkJ8"] = shorturl.ShortURL{Token: "7BTadEDkJ8", Path: "https://s.example/7BTadEDkJ8", Target: target}
+		pub := &fakePublisher{}
+		res, _ := shorturl.NewResolver(st, newRecorder(t, pub, &fakeDLQ{}, &bytes.Buffer{}))
+		_, err := res.Resolve(context.Background(), "7BTadEDkJ8", testVisit)
+		if ok != (err == nil) || !ok && (!errors.Is(err, shorturl.ErrInvalidStored) || !errors.Is(err, shorturl.ErrNotFound)) {
+			t.Errorf("%q: err = %v, want ok=%v", target, err, ok)
+		}
+		if want := map[bool]int{true: 1, false: 0}[ok]; len(pub.facts) != want {
+			t.Errorf("%q: %d facts published, want %d", target, len(pub.facts), want)
+		}
+		if _, err := res.Find(context.Background(), "7BTadEDkJ8"); ok != (err == nil) || len(pub.facts) > 1 {
+			t.Errorf("%q: Find = %v, %d facts", target, err, len(pub.facts))
+		}
+	}
+}

@@ -24,6 +24,12 @@ var (
 	ErrUnavailable    = errors.New("persist unavailable")
 	ErrTokenSpaceBusy = errors.New("no free token found")
 	ErrInvalidBaseURL = errors.New("invalid resolver base url")
+	// ErrInvalidStored reports a short URL the store holds that issuance would have
+	// refused (a target that is not an http(s) URL with a host and without userinfo
+	// or control characters), or several short URLs with different targets for one
+	// token. The resolver never redirects there; errors that wrap it wrap
+	// ErrNotFound too.
+	ErrInvalidStored = errors.New("stored short url is invalid")
 )
 
 // Label and property keys of the short_url vertex: its complete identity.
@@ -179,6 +185,19 @@ func NewResolver(store Store, recorder *Recorder) (*Resolver, error) {
 // short URL. Recording never fails the resolution: a fact that cannot be published is
 // dead-lettered, and one that cannot be dead-lettered is logged whole.
 func (r *Resolver) Resolve(ctx context.Context, raw string, v Visit) (ShortURL, error) {
+	u, err := r.Find(ctx, raw)
+	if err != nil {
+		return ShortURL{}, err
+	}
+	if r.recorder != nil {
+		r.recorder.Record(ctx, u, v)
+	}
+	return u, nil
+}
+
+// Find looks the token up as Resolve does, without recording a click (HEAD, inspect).
+// The store is not trusted: a target issuance would have refused is ErrInvalidStored.
+func (r *Resolver) Find(ctx context.Context, raw string) (ShortURL, error) {
 	if !IsToken(raw) {
 		return ShortURL{}, ErrInvalidToken
 	}
@@ -186,8 +205,8 @@ func (r *Resolver) Resolve(ctx context.Context, raw string, v Visit) (ShortURL, 
 	if err != nil {
 		return ShortURL{}, err
 	}
-	if r.recorder != nil {
-		r.recorder.Record(ctx, u, v)
+	if err := checkStoredTarget(u.Target); err != nil {
+		return ShortURL{}, fmt.Errorf("token %s: %w: %w: %v", raw, ErrNotFound, ErrInvalidStored, err)
 	}
 	return u, nil
 }

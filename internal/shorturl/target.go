@@ -107,3 +107,47 @@ func checkCharacters(raw string) error {
 	}
 	return nil
 }
+
+// checkStoredTarget re-applies to a target read from the store the rules that need
+// neither parsing nor the network: an http or https URL (any case) with a host, no
+// userinfo, and none of the characters checkCharacters refuses. Issuance checked
+// more; the resolver checks this much on every redirect, so it scans the string once
+// and looks up Unicode tables only for non-ASCII runes.
+func checkStoredTarget(raw string) error {
+	rest, ok := cutSchemePrefix(raw)
+	if !ok {
+		return errors.New("target is not an absolute http or https URL")
+	}
+	authority := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority = rest[:i]
+	}
+	host := authority
+	if i := strings.LastIndexByte(authority, ':'); i >= 0 && !strings.Contains(authority[i:], "]") {
+		host = authority[:i]
+	}
+	switch {
+	case strings.IndexByte(authority, '@') >= 0:
+		return errors.New("target carries userinfo")
+	case host == "" || host == "[]":
+		return errors.New("target has no host")
+	}
+	for i := 0; i < len(raw); i++ {
+		if c := raw[i]; c <= ' ' || c == 0x7f {
+			return fmt.Errorf("target has a space or control character at byte %d", i)
+		} else if c >= utf8.RuneSelf {
+			return checkCharacters(raw[i:])
+		}
+	}
+	return nil
+}
+
+// cutSchemePrefix removes "http://" or "https://", in any case.
+func cutSchemePrefix(s string) (string, bool) {
+	for _, p := range [...]string{"https://", "http://"} {
+		if len(s) >= len(p) && strings.EqualFold(s[:len(p)], p) {
+			return s[len(p):], true
+		}
+	}
+	return "", false
+}

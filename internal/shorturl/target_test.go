@@ -232,6 +232,10 @@ func FuzzCheckTarget(f *testing.F) {
 		if CheckTarget(s, hosts) != nil {
 			return
 		}
+		// The resolver's check of stored targets never refuses what issuance accepts.
+		if err := checkStoredTarget(s); err != nil {
+			t.Fatalf("issuance accepted %q, the resolver refuses it: %v", s, err)
+		}
 		// Whatever is accepted keeps every rule.
 		u, err := url.Parse(s)
 		if err != nil {
