@@ -104,4 +104,3 @@ func (s resolverServer) Resolve(ctx context.Context, req resolver.ResolveRequest
 	}
 	return resolver.Resolve302Response{Headers: resolver.Resolve302ResponseHeaders{Location: u.Target, CacheControl: cacheControlRedirect}}, nil
 }
-
