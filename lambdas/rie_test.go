@@ -67,7 +67,7 @@ const (
 	// targetURL is the target of the recorded POST /shorten event.
 	targetURL = "https://example.com/landing?message_id=msg_123&utm_source=rie"
 
-	// The SSM parameters of the deployed configuration (terraform/envs/*), and the
+	// The SSM parameters of the deployed configuration (terraform/modules/stack), and the
 	// resolver base URL the parameter holds there.
 	persistURLParam      = "/linoone/rie-test/persist-url"
 	resolverBaseURLParam = "/linoone/rie-test/resolver-base-url"
@@ -134,7 +134,7 @@ func TestLambdasUnderRIE(t *testing.T) {
 	issue := startRIE(t, rie, "issue", bootstraps["issue"], env("issue", direct...))
 	resolve := startRIE(t, rie, "resolve", bootstraps["resolve"], env("resolve", append(direct, clickEnv...)...))
 	replay := startRIE(t, rie, "replay", bootstraps["replay"], env("replay", clickEnv...))
-	// The issue function as terraform/envs/* configure it: URLs in SSM parameters,
+	// The issue function as terraform/modules/stack configures it: URLs in SSM parameters,
 	// Persist calls signed with the function's credentials.
 	issueDeployed := startRIE(t, rie, "issue (deployed configuration)", bootstraps["issue"], env("issue",
 		"LINOONE_PERSIST_URL_PARAM="+persistURLParam,

@@ -2,7 +2,8 @@
 // parsing the HCL: references that `terraform validate` would catch (it cannot run
 // here: the registry is unreachable) and tflint does not, plus the project's own
 // rules (routes = openapi.yaml, the click DLQ pair, Go on arm64, least privilege,
-// the resolver base URL rule, nothing forbidden).
+// the resolver base URL rule, nothing forbidden) on the stack module, and that the
+// environments are thin callers of it with a remote state backend.
 package terraform_test
 
 import (
@@ -10,6 +11,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -24,8 +26,11 @@ import (
 )
 
 var (
+	// moduleNames are the capability modules (one main resource named `this` each).
 	moduleNames = []string{"alarms", "click-dlq", "event-bus", "function", "http-api"}
-	envNames    = []string{"prod", "sandbox"}
+	// stackDir composes them, once for every environment.
+	stackDir = filepath.Join("modules", "stack")
+	envNames = []string{"prod", "sandbox"}
 )
 
 // ---------------------------------------------------------------------------
@@ -102,12 +107,20 @@ func parseModule(dir string, srcs map[string]string) (*tfModule, error) {
 	return m, errors.Join(errs...)
 }
 
-// loadModule parses every .tf file of dir.
+// isOverrideFile reports Terraform override files (override.tf, *_override.tf):
+// local, git-ignored changes (a backend_override.tf for local state, see README.md),
+// not part of the committed configuration these tests check.
+func isOverrideFile(name string) bool {
+	return name == "override.tf" || strings.HasSuffix(name, "_override.tf")
+}
+
+// loadModule parses every .tf file of dir except override files.
 func loadModule(dir string) (*tfModule, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "*.tf"))
 	if err != nil {
 		return nil, err
 	}
+	paths = slices.DeleteFunc(paths, func(p string) bool { return isOverrideFile(filepath.Base(p)) })
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("no .tf files in %s", dir)
 	}
@@ -159,6 +172,7 @@ func forEachModule(t *testing.T, fn func(t *testing.T, m *tfModule)) {
 	for _, n := range moduleNames {
 		dirs = append(dirs, filepath.Join("modules", n))
 	}
+	dirs = append(dirs, stackDir)
 	for _, n := range envNames {
 		dirs = append(dirs, filepath.Join("envs", n))
 	}
@@ -343,11 +357,13 @@ func callSource(b *hclsyntax.Block) string {
 	return ""
 }
 
-// callsOf returns the names of m's module calls whose source ends in /modules/<module>.
+// callsOf returns the names of m's module calls of the local module directory
+// <module> (source ../<module> from a sibling module, ../../modules/<module> from an
+// environment).
 func callsOf(m *tfModule, module string) []string {
 	var out []string
 	for name, b := range m.calls {
-		if strings.HasSuffix(callSource(b), "/modules/"+module) {
+		if src := callSource(b); strings.HasPrefix(src, ".") && path.Base(path.Clean(src)) == module {
 			out = append(out, name)
 		}
 	}
@@ -817,6 +833,148 @@ func grants(m *tfModule, call string) (map[string][]string, error) {
 	return out, nil
 }
 
+// checkThinEnv checks that env is only a caller of stack: a provider, the terraform
+// block and one call of the stack module that passes every stack variable as the
+// environment variable of the same name, with each environment output the stack
+// output of the same name. What may differ between environments is then only in
+// the defaults (and validations) of their variables.
+func checkThinEnv(env, stack *tfModule) []error {
+	var errs []error
+	allowed := map[string]bool{"terraform": true, "provider": true, "module": true, "variable": true, "output": true}
+	for _, file := range slices.Sorted(maps.Keys(env.files)) {
+		for _, b := range env.files[file].Blocks {
+			if !allowed[b.Type] {
+				errs = append(errs, fmt.Errorf("%s: %s block in an environment: it belongs in the stack module", b.DefRange(), b.Type))
+			}
+		}
+	}
+	if names := slices.Sorted(maps.Keys(env.calls)); !slices.Equal(names, []string{"stack"}) {
+		errs = append(errs, fmt.Errorf("%s: module calls %v, want only [stack]", env.dir, names))
+	}
+	call := env.calls["stack"]
+	if call == nil {
+		return errs
+	}
+	if got := callsOf(env, "stack"); !slices.Equal(got, []string{"stack"}) {
+		errs = append(errs, fmt.Errorf("%s: module \"stack\" source %q is not the stack module", call.DefRange(), callSource(call)))
+	}
+	passThrough := func(e hclsyntax.Expression, root, name string) bool {
+		st, ok := e.(*hclsyntax.ScopeTraversalExpr)
+		return ok && ref(st.Traversal) == root+"."+name
+	}
+	for arg, a := range call.Body.Attributes {
+		if arg != "source" && callMetaArguments[arg] {
+			errs = append(errs, fmt.Errorf("%s: module \"stack\" sets %s: an environment deploys one stack", a.SrcRange, arg))
+		}
+	}
+	passed := map[string]bool{}
+	for _, v := range slices.Sorted(maps.Keys(stack.variables)) {
+		a := call.Body.Attributes[v]
+		switch {
+		case a == nil:
+			errs = append(errs, fmt.Errorf("%s: module \"stack\" does not pass %q", call.DefRange(), v))
+		case !passThrough(a.Expr, "var", v) || env.variables[v] == nil:
+			errs = append(errs, fmt.Errorf("%s: module \"stack\" must pass %s = var.%s (a declared variable of the environment; its value is the environment's default)", a.SrcRange, v, v))
+		default:
+			passed[v] = true
+		}
+	}
+	// A variable the stack does not take may only configure the provider.
+	providerRefs := map[string]bool{}
+	for _, file := range slices.Sorted(maps.Keys(env.files)) {
+		for _, b := range env.files[file].Blocks {
+			if b.Type == "provider" {
+				maps.Copy(providerRefs, refsWithLocals(env, b.Body))
+			}
+		}
+	}
+	for _, v := range slices.Sorted(maps.Keys(env.variables)) {
+		if !passed[v] && !providerRefs["var."+v] {
+			errs = append(errs, fmt.Errorf("%s: variable %q is neither passed to the stack nor used by the provider", env.variables[v].DefRange(), v))
+		}
+	}
+	if diff := cmp.Diff(slices.Sorted(maps.Keys(stack.outputs)), slices.Sorted(maps.Keys(env.outputs))); diff != "" {
+		errs = append(errs, fmt.Errorf("%s: outputs differ from the stack's (-stack +env):\n%s", env.dir, diff))
+	}
+	for _, name := range slices.Sorted(maps.Keys(env.outputs)) {
+		b := env.outputs[name]
+		if a := b.Body.Attributes["value"]; a == nil || !passThrough(a.Expr, "module.stack", name) {
+			errs = append(errs, fmt.Errorf("%s: output %q must be module.stack.%s", b.DefRange(), name, name))
+		}
+	}
+	return errs
+}
+
+// minTerraform is the oldest Terraform the environments may allow: the S3 backend's
+// use_lockfile needs 1.10.
+var minTerraform = [2]int{1, 10}
+
+// checkBackend checks env's state backend: S3 with the native lock file, and the
+// location (bucket, key, region) left to `terraform init -backend-config=…`.
+func checkBackend(env *tfModule) []error {
+	var errs []error
+	var backends []*hclsyntax.Block
+	for _, file := range slices.Sorted(maps.Keys(env.files)) {
+		for _, b := range env.files[file].Blocks {
+			if b.Type != "terraform" {
+				continue
+			}
+			if a := b.Body.Attributes["required_version"]; a != nil {
+				v, _ := literalString(a.Expr)
+				var major, minor int
+				if n, _ := fmt.Sscanf(strings.ReplaceAll(v, " ", ""), ">=%d.%d", &major, &minor); n != 2 || major < minTerraform[0] || major == minTerraform[0] && minor < minTerraform[1] {
+					errs = append(errs, fmt.Errorf("%s: required_version %q must be \">= %d.%d\" or later (use_lockfile)", a.SrcRange, v, minTerraform[0], minTerraform[1]))
+				}
+			} else {
+				errs = append(errs, fmt.Errorf("%s: terraform block without required_version", b.DefRange()))
+			}
+			for _, inner := range b.Body.Blocks {
+				if inner.Type == "backend" {
+					backends = append(backends, inner)
+				}
+			}
+		}
+	}
+	if len(backends) != 1 {
+		return append(errs, fmt.Errorf("%s: want one backend block, found %d", env.dir, len(backends)))
+	}
+	b := backends[0]
+	if !slices.Equal(b.Labels, []string{"s3"}) {
+		errs = append(errs, fmt.Errorf("%s: backend %v, want \"s3\"", b.DefRange(), b.Labels))
+	}
+	if v, ok := literalBool(exprOf(b.Body.Attributes["use_lockfile"])); !ok || !v {
+		errs = append(errs, fmt.Errorf("%s: the s3 backend must set use_lockfile = true (native S3 locking)", b.DefRange()))
+	}
+	for _, name := range []string{"bucket", "key", "region", "dynamodb_table", "profile", "role_arn"} {
+		if a := b.Body.Attributes[name]; a != nil {
+			errs = append(errs, fmt.Errorf("%s: backend %s is committed; give it at terraform init -backend-config=%s=…", a.SrcRange, name, name))
+		}
+	}
+	return errs
+}
+
+// checkReusable reports what a called module must not hold: provider
+// configurations (the caller's job) and backend blocks (ignored in a module).
+func checkReusable(m *tfModule) []error {
+	var errs []error
+	for _, file := range slices.Sorted(maps.Keys(m.files)) {
+		for _, b := range m.files[file].Blocks {
+			if b.Type == "provider" {
+				errs = append(errs, fmt.Errorf("%s: provider block in a module: the environment configures providers", b.DefRange()))
+			}
+			if b.Type != "terraform" {
+				continue
+			}
+			for _, inner := range b.Body.Blocks {
+				if inner.Type == "backend" || inner.Type == "cloud" {
+					errs = append(errs, fmt.Errorf("%s: %s block in a module: state is configured by the environment", inner.DefRange(), inner.Type))
+				}
+			}
+		}
+	}
+	return errs
+}
+
 // ---------------------------------------------------------------------------
 // openapi.yaml
 
@@ -888,6 +1046,12 @@ func TestModulesFollowLayout(t *testing.T) {
 			}
 		})
 	}
+	// The stack composes modules: the same files, but no single main resource.
+	for _, f := range []string{"main.tf", "variables.tf", "outputs.tf", "versions.tf", "README.md"} {
+		if _, err := os.Stat(filepath.Join(stackDir, f)); err != nil {
+			t.Error(err)
+		}
+	}
 	for _, name := range envNames {
 		dir := filepath.Join("envs", name)
 		for _, f := range []string{"main.tf", "variables.tf", "outputs.tf", "versions.tf", "terraform.tfvars.example", "README.md"} {
@@ -927,6 +1091,7 @@ func TestReadmesListVariablesAndOutputs(t *testing.T) {
 		dir := filepath.Join("modules", name)
 		t.Run(dir, func(t *testing.T) { check(t, filepath.Join(dir, "README.md"), mustLoad(t, dir)) })
 	}
+	t.Run(stackDir, func(t *testing.T) { check(t, filepath.Join(stackDir, "README.md"), mustLoad(t, stackDir)) })
 	for _, name := range envNames {
 		dir := filepath.Join("envs", name)
 		t.Run(dir, func(t *testing.T) { check(t, "README.md", mustLoad(t, dir)) })
@@ -941,26 +1106,24 @@ func TestRoutesMatchOpenAPI(t *testing.T) {
 	if len(ops["resolver"]) == 0 || len(ops["management"]) == 0 {
 		t.Fatalf("openapi.yaml tags: want resolver and management operations, got %v", ops)
 	}
-	for _, env := range envNames {
-		t.Run(env, func(t *testing.T) {
-			m := mustLoad(t, filepath.Join("envs", env))
-			if got := callsOf(m, "http-api"); !slices.Equal(got, []string{"management_api", "resolver_api"}) {
-				t.Fatalf("http-api calls = %v, want [management_api resolver_api]", got)
-			}
-			resolver, err := routesOf(m, "resolver_api")
-			if err != nil {
-				t.Fatal(err)
-			}
-			management, err := routesOf(m, "management_api")
-			if err != nil {
-				t.Fatal(err)
-			}
-			// Public resolver: no route is signed.
-			reportAll(t, checkRoutes("resolver", resolver, ops["resolver"], "resolve", func(string) bool { return false }))
-			// Management: everything is SigV4-signed except the liveness probe.
-			reportAll(t, checkRoutes("management", management, ops["management"], "issue", func(key string) bool { return key != "GET /healthz" }))
-		})
+	// The environments only call the stack (TestEnvironmentsAreThin), so its routes
+	// are every environment's routes.
+	m := mustLoad(t, stackDir)
+	if got := callsOf(m, "http-api"); !slices.Equal(got, []string{"management_api", "resolver_api"}) {
+		t.Fatalf("%s: http-api calls = %v, want [management_api resolver_api]", stackDir, got)
 	}
+	resolver, err := routesOf(m, "resolver_api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	management, err := routesOf(m, "management_api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Public resolver: no route is signed.
+	reportAll(t, checkRoutes("resolver", resolver, ops["resolver"], "resolve", func(string) bool { return false }))
+	// Management: everything is SigV4-signed except the liveness probe.
+	reportAll(t, checkRoutes("management", management, ops["management"], "issue", func(key string) bool { return key != "GET /healthz" }))
 }
 
 func TestClickDLQPair(t *testing.T) {
@@ -973,23 +1136,21 @@ func TestFunctionsAreGoOnArm64(t *testing.T) {
 		t.Fatal("modules/function has no aws_lambda_function.this")
 	}
 	forEachModule(t, func(t *testing.T, m *tfModule) { reportAll(t, checkFunctions(m)) })
-	for _, env := range envNames {
-		m := mustLoad(t, filepath.Join("envs", env))
-		if got := callsOf(m, "function"); !slices.Equal(got, []string{"issue", "replay", "resolve"}) {
-			t.Errorf("%s: function calls = %v, want [issue replay resolve]", env, got)
+	stack := mustLoad(t, stackDir)
+	if got := callsOf(stack, "function"); !slices.Equal(got, []string{"issue", "replay", "resolve"}) {
+		t.Errorf("%s: function calls = %v, want [issue replay resolve]", stackDir, got)
+	}
+	for _, call := range callsOf(stack, "function") {
+		fn, ok := literalString(exprOf(stack.calls[call].Body.Attributes["filename"]))
+		if !ok {
+			// "${var.artifacts_dir}/<name>.zip" is a template: check its tail.
+			a := stack.calls[call].Body.Attributes["filename"]
+			if tmpl, isTmpl := exprOf(a).(*hclsyntax.TemplateExpr); isTmpl && len(tmpl.Parts) > 0 {
+				fn, _ = literalString(tmpl.Parts[len(tmpl.Parts)-1])
+			}
 		}
-		for _, call := range callsOf(m, "function") {
-			fn, ok := literalString(exprOf(m.calls[call].Body.Attributes["filename"]))
-			if !ok {
-				// "${var.artifacts_dir}/<name>.zip" is a template: check its tail.
-				a := m.calls[call].Body.Attributes["filename"]
-				if tmpl, isTmpl := exprOf(a).(*hclsyntax.TemplateExpr); isTmpl && len(tmpl.Parts) > 0 {
-					fn, _ = literalString(tmpl.Parts[len(tmpl.Parts)-1])
-				}
-			}
-			if fn != "/"+call+".zip" {
-				t.Errorf("%s: module %q filename must be \"${var.artifacts_dir}/%s.zip\" (make build output)", env, call, call)
-			}
+		if fn != "/"+call+".zip" {
+			t.Errorf("%s: module %q filename must be \"${var.artifacts_dir}/%s.zip\" (make build output)", stackDir, call, call)
 		}
 	}
 }
@@ -999,44 +1160,44 @@ func TestNoForbiddenResourcesOrWildcards(t *testing.T) {
 }
 
 func TestResolverBaseURLUsesCustomDomainOnlyWhenRoutable(t *testing.T) {
-	for _, env := range envNames {
-		t.Run(env, func(t *testing.T) {
-			m := mustLoad(t, filepath.Join("envs", env))
-			reportAll(t, checkResolverBaseURL(m))
-			// The issue function reads the base URL from that parameter, and the
-			// resolver_url output reports the same value.
-			vars, err := functionEnv(m, "issue")
-			if err != nil {
-				t.Fatal(err)
+	// In the stack; the environments pass the custom domain variables and the
+	// resolver_url output through unchanged (TestEnvironmentsAreThin).
+	t.Run(stackDir, func(t *testing.T) {
+		m := mustLoad(t, stackDir)
+		reportAll(t, checkResolverBaseURL(m))
+		// The issue function reads the base URL from that parameter, and the
+		// resolver_url output reports the same value.
+		vars, err := functionEnv(m, "issue")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := vars["LINOONE_RESOLVER_BASE_URL_PARAM"]; e == nil || !refsWithLocals(m, e)["aws_ssm_parameter.resolver_base_url.name"] {
+			t.Error("issue's LINOONE_RESOLVER_BASE_URL_PARAM must be aws_ssm_parameter.resolver_base_url.name")
+		}
+		out := m.outputs["resolver_url"]
+		if out == nil {
+			t.Fatal("no output resolver_url")
+		}
+		param := m.resources["aws_ssm_parameter.resolver_base_url"].Body.Attributes["value"].Expr
+		if followLocal(m, exprOf(out.Body.Attributes["value"])) != followLocal(m, param) {
+			t.Error("output resolver_url must be the same value as aws_ssm_parameter.resolver_base_url")
+		}
+		// The http-api module creates the domain resources from a name and a
+		// certificate (DNS needs their target before discovery can prove routing),
+		// never from the routable flag alone.
+		api := mustLoad(t, filepath.Join("modules", "http-api"))
+		for _, key := range []string{"aws_apigatewayv2_domain_name.this", "aws_apigatewayv2_api_mapping.this"} {
+			b := api.resources[key]
+			if b == nil || b.Body.Attributes["count"] == nil {
+				t.Errorf("modules/http-api: %s must be counted", key)
+				continue
 			}
-			if e := vars["LINOONE_RESOLVER_BASE_URL_PARAM"]; e == nil || !refsWithLocals(m, e)["aws_ssm_parameter.resolver_base_url.name"] {
-				t.Error("issue's LINOONE_RESOLVER_BASE_URL_PARAM must be aws_ssm_parameter.resolver_base_url.name")
+			refs := refsWithLocals(api, b.Body.Attributes["count"].Expr)
+			if !refs["var.custom_domain_name"] || !refs["var.custom_domain_certificate_arn"] {
+				t.Errorf("modules/http-api: %s must be counted on the domain name and certificate", key)
 			}
-			out := m.outputs["resolver_url"]
-			if out == nil {
-				t.Fatal("no output resolver_url")
-			}
-			param := m.resources["aws_ssm_parameter.resolver_base_url"].Body.Attributes["value"].Expr
-			if followLocal(m, exprOf(out.Body.Attributes["value"])) != followLocal(m, param) {
-				t.Error("output resolver_url must be the same value as aws_ssm_parameter.resolver_base_url")
-			}
-			// The http-api module creates the domain resources from a name and a
-			// certificate (DNS needs their target before discovery can prove routing),
-			// never from the routable flag alone.
-			api := mustLoad(t, filepath.Join("modules", "http-api"))
-			for _, key := range []string{"aws_apigatewayv2_domain_name.this", "aws_apigatewayv2_api_mapping.this"} {
-				b := api.resources[key]
-				if b == nil || b.Body.Attributes["count"] == nil {
-					t.Errorf("modules/http-api: %s must be counted", key)
-					continue
-				}
-				refs := refsWithLocals(api, b.Body.Attributes["count"].Expr)
-				if !refs["var.custom_domain_name"] || !refs["var.custom_domain_certificate_arn"] {
-					t.Errorf("modules/http-api: %s must be counted on the domain name and certificate", key)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 func TestFunctionEnvironment(t *testing.T) {
@@ -1046,24 +1207,22 @@ func TestFunctionEnvironment(t *testing.T) {
 		"resolve": append([]string{"LINOONE_PERSIST_URL_PARAM", "LINOONE_PERSIST_SIGV4", "LINOONE_PERSIST_INLINE_LITERALS", "LINOONE_EVENT_BUS", "LINOONE_CLICK_DLQ_URL", "LINOONE_PUBLISH_TIMEOUT", "LINOONE_METRICS_NAMESPACE"}, common...),
 		"replay":  append([]string{"LINOONE_EVENT_BUS", "LINOONE_METRICS_NAMESPACE"}, common...),
 	}
-	for _, env := range envNames {
-		m := mustLoad(t, filepath.Join("envs", env))
-		for _, fn := range slices.Sorted(maps.Keys(want)) {
-			t.Run(env+"/"+fn, func(t *testing.T) {
-				vars, err := functionEnv(m, fn)
-				if err != nil {
-					t.Fatal(err)
+	m := mustLoad(t, stackDir)
+	for _, fn := range slices.Sorted(maps.Keys(want)) {
+		t.Run(stackDir+"/"+fn, func(t *testing.T) {
+			vars, err := functionEnv(m, fn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(slices.Sorted(slices.Values(want[fn])), slices.Sorted(maps.Keys(vars))); diff != "" {
+				t.Errorf("environment variables (-want +got):\n%s", diff)
+			}
+			if e := vars["LINOONE_PERSIST_SIGV4"]; e != nil {
+				if s, _ := literalString(e); s != "true" {
+					t.Errorf("LINOONE_PERSIST_SIGV4 = %q, want \"true\"", s)
 				}
-				if diff := cmp.Diff(slices.Sorted(slices.Values(want[fn])), slices.Sorted(maps.Keys(vars))); diff != "" {
-					t.Errorf("environment variables (-want +got):\n%s", diff)
-				}
-				if e := vars["LINOONE_PERSIST_SIGV4"]; e != nil {
-					if s, _ := literalString(e); s != "true" {
-						t.Errorf("LINOONE_PERSIST_SIGV4 = %q, want \"true\"", s)
-					}
-				}
-			})
-		}
+			}
+		})
 	}
 }
 
@@ -1092,19 +1251,17 @@ func TestLeastPrivilegeStatements(t *testing.T) {
 			"events:PutEvents":            {bus},
 		},
 	}
-	for _, env := range envNames {
-		m := mustLoad(t, filepath.Join("envs", env))
-		for _, fn := range slices.Sorted(maps.Keys(want)) {
-			t.Run(env+"/"+fn, func(t *testing.T) {
-				got, err := grants(m, fn)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if diff := cmp.Diff(want[fn], got); diff != "" {
-					t.Errorf("IAM grants, action → resources (-want +got):\n%s", diff)
-				}
-			})
-		}
+	stack := mustLoad(t, stackDir)
+	for _, fn := range slices.Sorted(maps.Keys(want)) {
+		t.Run(stackDir+"/"+fn, func(t *testing.T) {
+			got, err := grants(stack, fn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want[fn], got); diff != "" {
+				t.Errorf("IAM grants, action → resources (-want +got):\n%s", diff)
+			}
+		})
 	}
 	// The module itself grants only writes to the function's own log group.
 	m := mustLoad(t, filepath.Join("modules", "function"))
@@ -1125,21 +1282,40 @@ func TestLeastPrivilegeStatements(t *testing.T) {
 	}
 }
 
-func TestEnvironmentsComposeSameStack(t *testing.T) {
+func TestEnvironmentsAreThin(t *testing.T) {
+	stack := mustLoad(t, stackDir)
+	reportAll(t, checkReusable(stack))
+	for _, env := range envNames {
+		t.Run(env, func(t *testing.T) {
+			m := mustLoad(t, filepath.Join("envs", env))
+			reportAll(t, checkThinEnv(m, stack))
+			reportAll(t, checkBackend(m))
+			// main.tf holds the provider and the stack call, nothing else.
+			var blocks []string
+			for _, b := range m.files["main.tf"].Blocks {
+				blocks = append(blocks, b.Type+" "+strings.Join(b.Labels, " "))
+			}
+			if diff := cmp.Diff([]string{"provider aws", "module stack"}, blocks); diff != "" {
+				t.Errorf("envs/%s/main.tf blocks (-want +got):\n%s", env, diff)
+			}
+		})
+	}
+}
+
+func TestEnvironmentsTakeSameInputsAndOutputs(t *testing.T) {
 	sandbox := mustLoad(t, filepath.Join("envs", "sandbox"))
 	prod := mustLoad(t, filepath.Join("envs", "prod"))
+	stack := mustLoad(t, stackDir)
 	for _, c := range []struct {
 		what     string
 		sandbox  map[string]*hclsyntax.Block
 		prod     map[string]*hclsyntax.Block
 		expected []string
 	}{
-		{what: "module calls", sandbox: sandbox.calls, prod: prod.calls},
-		{what: "resources", sandbox: sandbox.resources, prod: prod.resources},
 		{what: "variables", sandbox: sandbox.variables, prod: prod.variables},
 		{
 			what: "outputs", sandbox: sandbox.outputs, prod: prod.outputs,
-			expected: []string{"click_deadletter_url", "click_dlq_url", "event_bus_arn", "event_bus_name", "issue_function_name", "management_url", "replay_function_name", "resolve_function_name", "resolver_url"},
+			expected: []string{"click_deadletter_url", "click_dlq_url", "event_bus_arn", "event_bus_name", "issue_function_name", "management_url", "replay_function_name", "resolve_function_name", "resolver_api_endpoint", "resolver_custom_domain_target", "resolver_url"},
 		},
 	} {
 		s, p := slices.Sorted(maps.Keys(c.sandbox)), slices.Sorted(maps.Keys(c.prod))
@@ -1147,18 +1323,30 @@ func TestEnvironmentsComposeSameStack(t *testing.T) {
 			t.Errorf("%s differ (-sandbox +prod):\n%s", c.what, diff)
 		}
 		for _, name := range c.expected {
-			if c.prod[name] == nil || c.sandbox[name] == nil {
+			if c.prod[name] == nil || c.sandbox[name] == nil || stack.outputs[name] == nil {
 				t.Errorf("%s: %q missing", c.what, name)
 			}
 		}
 	}
+	// Set by linoone discover or documented in the brief: every environment takes
+	// them and the stack uses them.
 	for _, name := range []string{"custom_domain_name", "custom_domain_routable", "custom_domain_certificate_arn", "event_bus_name", "create_bus", "artifacts_dir", "persist_api_execution_arn"} {
-		if sandbox.variables[name] == nil {
-			t.Errorf("variable %q missing (set by linoone discover or documented in the brief)", name)
+		for dir, m := range map[string]*tfModule{"envs/sandbox": sandbox, "envs/prod": prod, stackDir: stack} {
+			if m.variables[name] == nil {
+				t.Errorf("%s: variable %q missing (set by linoone discover or documented in the brief)", dir, name)
+			}
 		}
 	}
-	if d, _ := literalString(exprOf(sandbox.variables["artifacts_dir"].Body.Attributes["default"])); d != "../../../dist" {
-		t.Errorf("artifacts_dir default = %q, want ../../../dist", d)
+	for dir, m := range map[string]*tfModule{"envs/sandbox": sandbox, "envs/prod": prod} {
+		if d, _ := literalString(exprOf(m.variables["artifacts_dir"].Body.Attributes["default"])); d != "../../../dist" {
+			t.Errorf("%s: artifacts_dir default = %q, want ../../../dist", dir, d)
+		}
+	}
+	// The defaults are the environments': the stack has none to drift from them.
+	for _, name := range slices.Sorted(maps.Keys(stack.variables)) {
+		if stack.variables[name].Body.Attributes["default"] != nil {
+			t.Errorf("%s: variable %q has a default; defaults belong to the environments", stackDir, name)
+		}
 	}
 }
 
@@ -1183,6 +1371,17 @@ func TestBusCreatedOnlyInSandbox(t *testing.T) {
 	}
 	if !validated {
 		t.Error("prod: create_bus needs a validation rejecting true")
+	}
+	// The stack hands the environment's choice to the event-bus module unchanged.
+	stack := mustLoad(t, stackDir)
+	if got := callsOf(stack, "event-bus"); !slices.Equal(got, []string{"event_bus"}) {
+		t.Fatalf("%s: event-bus calls = %v, want [event_bus]", stackDir, got)
+	}
+	for _, v := range []string{"create_bus", "event_bus_name"} {
+		a := stack.calls["event_bus"].Body.Attributes[v]
+		if st, ok := exprOf(a).(*hclsyntax.ScopeTraversalExpr); !ok || ref(st.Traversal) != "var."+v {
+			t.Errorf("%s: module \"event_bus\" must pass %s = var.%s", stackDir, v, v)
+		}
 	}
 	bus := mustLoad(t, filepath.Join("modules", "event-bus"))
 	for _, b := range []*hclsyntax.Block{bus.resources["aws_cloudwatch_event_bus.this"], bus.data["aws_cloudwatch_event_bus.this"]} {
@@ -1346,6 +1545,97 @@ module "issue" {
 			}
 		})
 	}
+
+	t.Run("environments", func(t *testing.T) {
+		stack, err := parseModule("stack", map[string]string{
+			"variables.tf": `
+variable "a" {
+  type = string
+}
+variable "b" {
+  type = number
+}`,
+			"outputs.tf": `output "o" { value = var.a }`,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		goodEnv := `
+terraform {
+  required_version = ">= 1.10"
+  backend "s3" {
+    use_lockfile = true
+  }
+}
+provider "aws" {
+  region = var.region
+}
+variable "region" {
+  type = string
+}
+variable "a" {
+  type    = string
+  default = "x"
+}
+variable "b" {
+  type    = number
+  default = 1
+}
+module "stack" {
+  source = "../../modules/stack"
+  a      = var.a
+  b      = var.b
+}
+output "o" { value = module.stack.o }
+`
+		envCases := []struct {
+			name  string
+			src   string
+			check func(*tfModule) []error
+			want  string
+		}{
+			{"thin ok", goodEnv, func(m *tfModule) []error { return checkThinEnv(m, stack) }, ""},
+			{"backend ok", goodEnv, checkBackend, ""},
+			{"resource in env", goodEnv + `resource "aws_sqs_queue" "q" {}`, func(m *tfModule) []error { return checkThinEnv(m, stack) }, "resource block in an environment"},
+			{"locals in env", goodEnv + `locals { c = 1 }`, func(m *tfModule) []error { return checkThinEnv(m, stack) }, "locals block in an environment"},
+			{"second module call", goodEnv + `
+module "extra" {
+  source = "../../modules/function"
+}`, func(m *tfModule) []error { return checkThinEnv(m, stack) }, "want only [stack]"},
+			{"other source", strings.Replace(goodEnv, "../../modules/stack", "../../modules/stack-copy", 1), func(m *tfModule) []error { return checkThinEnv(m, stack) }, "is not the stack module"},
+			{"variable not passed", strings.Replace(goodEnv, "  b      = var.b\n", "", 1), func(m *tfModule) []error { return checkThinEnv(m, stack) }, `does not pass "b"`},
+			{"literal instead of variable", strings.Replace(goodEnv, "b      = var.b", "b      = 2", 1), func(m *tfModule) []error { return checkThinEnv(m, stack) }, "must pass b = var.b"},
+			{"computed pass", strings.Replace(goodEnv, "b      = var.b", "b      = var.b + 1", 1), func(m *tfModule) []error { return checkThinEnv(m, stack) }, "must pass b = var.b"},
+			{"crossed variables", strings.Replace(goodEnv, "a      = var.a", "a      = var.region", 1), func(m *tfModule) []error { return checkThinEnv(m, stack) }, "must pass a = var.a"},
+			{"unused variable", goodEnv + `variable "c" { type = string }`, func(m *tfModule) []error { return checkThinEnv(m, stack) }, `variable "c" is neither passed`},
+			{"counted stack", strings.Replace(goodEnv, `source = "../../modules/stack"`, "source = \"../../modules/stack\"\n  count  = 2", 1), func(m *tfModule) []error { return checkThinEnv(m, stack) }, "sets count"},
+			{"computed output", strings.Replace(goodEnv, "module.stack.o", `"https://${module.stack.o}"`, 1), func(m *tfModule) []error { return checkThinEnv(m, stack) }, "must be module.stack.o"},
+			{"missing output", strings.Replace(goodEnv, `output "o" { value = module.stack.o }`, "", 1), func(m *tfModule) []error { return checkThinEnv(m, stack) }, "outputs differ"},
+			{"no backend", strings.Replace(goodEnv, "backend \"s3\" {\n    use_lockfile = true\n  }", "", 1), checkBackend, "want one backend block"},
+			{"local backend", strings.Replace(goodEnv, `backend "s3"`, `backend "local"`, 1), checkBackend, `want "s3"`},
+			{"no lock file", strings.Replace(goodEnv, "use_lockfile = true", "use_lockfile = false", 1), checkBackend, "use_lockfile = true"},
+			{"bucket committed", strings.Replace(goodEnv, "use_lockfile = true", "use_lockfile = true\n    bucket       = \"state\"", 1), checkBackend, "backend bucket is committed"},
+			{"old terraform", strings.Replace(goodEnv, ">= 1.10", ">= 1.6", 1), checkBackend, "required_version"},
+			{"provider in module", goodEnv, checkReusable, "provider block in a module"},
+			{"backend in module", goodEnv, checkReusable, "backend block in a module"},
+		}
+		for _, c := range envCases {
+			t.Run(c.name, func(t *testing.T) {
+				m, err := parseModule("envs/x", map[string]string{"main.tf": c.src})
+				if err != nil {
+					t.Fatal(err)
+				}
+				errs := c.check(m)
+				if c.want == "" {
+					reportAll(t, errs)
+					return
+				}
+				if !slices.ContainsFunc(errs, func(err error) bool { return strings.Contains(err.Error(), c.want) }) {
+					t.Errorf("want an error containing %q, got %v", c.want, errs)
+				}
+			})
+		}
+	})
 
 	t.Run("routes differ from openapi", func(t *testing.T) {
 		m, err := parseModule("snippet", map[string]string{"main.tf": `

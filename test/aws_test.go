@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -40,10 +41,14 @@ const (
 // its own bus, runs the suite against it and destroys it. It skips (never fails)
 // without AWS credentials or without the LINOONE_TEST_* variables.
 //
+// The whole ../terraform tree is copied, so envs/sandbox finds the stack at
+// ../../modules/stack. The copy keeps its state locally: a backend_override.tf
+// replaces the environment's S3 backend with the local one.
+//
 // Stages (terratest test_structure): SKIP_deploy=1, SKIP_validate=1 or
 // SKIP_teardown=1 leave a stage out, to keep a stack between runs while working on
 // the suite. Terratest then works in ../terraform/envs/sandbox itself instead of a
-// temporary copy.
+// temporary copy; the override file stays there until the teardown stage runs.
 func TestAWSSandbox(t *testing.T) {
 	persistURL, persistARN := os.Getenv(envPersistURL), os.Getenv(envPersistARN)
 	if persistURL == "" || persistARN == "" {
@@ -63,9 +68,14 @@ func TestAWSSandbox(t *testing.T) {
 
 	workDir := test_structure.CopyTerraformFolderToTemp(t, "../terraform", "envs/sandbox")
 	refuseForeignState(t, workDir)
+	useLocalState(t, workDir)
 
 	defer test_structure.RunTestStage(t, "teardown", func() {
 		terraform.Destroy(t, test_structure.LoadTerraformOptions(t, workDir))
+		// Leave no local-state override behind in a staged run's envs/sandbox.
+		if err := os.Remove(filepath.Join(workDir, localBackendFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Error(err)
+		}
 	})
 	test_structure.RunTestStage(t, "deploy", func() {
 		env := "t-" + strings.ToLower(random.UniqueId())
@@ -122,13 +132,54 @@ func awsConfigOrSkip(t *testing.T) aws.Config {
 }
 
 // refuseForeignState stops a staged run (SKIP_*, which works in the real
-// envs/sandbox directory) from applying to or destroying a developer's own sandbox.
+// envs/sandbox directory) from applying to or destroying a developer's own sandbox:
+// local state it did not create, or a directory initialised with a remote backend.
 func refuseForeignState(t *testing.T, workDir string) {
 	t.Helper()
-	_, stateErr := os.Stat(filepath.Join(workDir, "terraform.tfstate"))
-	_, ownErr := os.Stat(filepath.Join(workDir, ".test-data"))
-	if stateErr == nil && ownErr != nil {
+	if _, err := os.Stat(filepath.Join(workDir, ".test-data")); err == nil {
+		return // a staged run of this test
+	}
+	if _, err := os.Stat(filepath.Join(workDir, "terraform.tfstate")); err == nil {
 		t.Fatalf("%s holds a terraform.tfstate this test did not create; refusing to apply or destroy it (unset SKIP_* to work in a temporary copy)", workDir)
+	}
+	if backend := initialisedBackend(t, workDir); backend != "" && backend != "local" {
+		t.Fatalf("%s is initialised with the %q backend (a developer's own sandbox); refusing to switch it to local state (unset SKIP_* to work in a temporary copy)", workDir, backend)
+	}
+}
+
+// initialisedBackend returns the backend type `terraform init` recorded in
+// workDir/.terraform/terraform.tfstate, "" when the directory is not initialised.
+func initialisedBackend(t *testing.T, workDir string) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(workDir, ".terraform", "terraform.tfstate"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var state struct {
+		Backend struct {
+			Type string `json:"type"`
+		} `json:"backend"`
+	}
+	if err := json.Unmarshal(raw, &state); err != nil {
+		t.Fatalf("read the backend of %s: %v", workDir, err)
+	}
+	return state.Backend.Type
+}
+
+// localBackendFile is a Terraform override file: its backend replaces the
+// environment's S3 backend (whose bucket, key and region the test does not have),
+// so a throw-away stack keeps its state in workDir. It is git-ignored.
+const localBackendFile = "backend_override.tf"
+
+func useLocalState(t *testing.T, workDir string) {
+	t.Helper()
+	const override = "# Written by test/aws_test.go: a throw-away stack keeps its state here.\n" +
+		"terraform {\n  backend \"local\" {}\n}\n"
+	if err := os.WriteFile(filepath.Join(workDir, localBackendFile), []byte(override), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

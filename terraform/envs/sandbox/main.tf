@@ -1,6 +1,6 @@
-# Linoone, sandbox environment (may create its own bus): resolver and management HTTP APIs, the
-# issue, resolve and replay functions, the click DLQ pair, the shared engagement
-# bus, SSM configuration and alarms. See ../../README.md.
+# Linoone, sandbox environment: the stack (../../modules/stack) with the sandbox
+# defaults of variables.tf; it creates its own engagement bus unless create_bus = false.
+# See ../../README.md.
 
 provider "aws" {
   region = var.aws_region
@@ -14,232 +14,30 @@ provider "aws" {
   }
 }
 
-locals {
-  name = "linoone-${var.environment}"
+module "stack" {
+  source = "../../modules/stack"
 
-  # The resolver base URL (short_url = <base>/<token>) is the custom domain only when
-  # `linoone discover` proved DNS routes it to the resolver (custom_domain_routable);
-  # otherwise it is the real API Gateway resolver endpoint, never a placeholder.
-  # See rules/infrastructure-discovery.md.
-  custom_domain_enabled = var.custom_domain_routable && var.custom_domain_name != ""
-  resolver_base_url     = local.custom_domain_enabled ? "https://${var.custom_domain_name}" : module.resolver_api.api_endpoint
-
-  common_environment = {
-    LINOONE_ENVIRONMENT = var.environment
-    LINOONE_LOG_LEVEL   = var.log_level
-  }
-}
-
-# --- configuration ---------------------------------------------------------------
-
-resource "aws_ssm_parameter" "persist_url" {
-  name        = "/linoone/${var.environment}/persist-url"
-  description = "Base URL of the Persist API (POST /persist/ingest, POST /persist/gremlin)."
-  type        = "String"
-  value       = var.persist_url
-}
-
-resource "aws_ssm_parameter" "resolver_base_url" {
-  name        = "/linoone/${var.environment}/resolver-base-url"
-  description = "Resolver base URL of short URLs: the custom domain when proven routable, otherwise the resolver API endpoint."
-  type        = "String"
-  value       = local.resolver_base_url
-}
-
-# --- shared bus and click DLQ pair ---------------------------------------------------
-
-module "event_bus" {
-  source = "../../modules/event-bus"
-
-  event_bus_name = var.event_bus_name
-  create_bus     = var.create_bus
-}
-
-module "click_dlq" {
-  source = "../../modules/click-dlq"
-
-  name                   = "${local.name}-click-dlq"
-  replay_function_name   = module.replay.function_name
-  replay_timeout_seconds = module.replay.timeout_seconds
-  max_receive_count      = var.click_dlq_max_receive_count
-}
-
-# --- functions -----------------------------------------------------------------------
-
-module "issue" {
-  source = "../../modules/function"
-
-  name               = "${local.name}-issue"
-  filename           = "${var.artifacts_dir}/issue.zip"
-  timeout_seconds    = var.api_timeout_seconds
-  memory_mb          = var.function_memory_mb
-  log_retention_days = var.log_retention_days
-
-  environment_variables = merge(local.common_environment, {
-    LINOONE_PERSIST_URL_PARAM       = aws_ssm_parameter.persist_url.name
-    LINOONE_PERSIST_SIGV4           = "true"
-    LINOONE_PERSIST_INLINE_LITERALS = tostring(var.persist_inline_literals)
-    LINOONE_RESOLVER_BASE_URL_PARAM = aws_ssm_parameter.resolver_base_url.name
-  })
-
-  policy_statements = [
-    {
-      sid       = "InvokePersist"
-      actions   = ["execute-api:Invoke"]
-      resources = [var.persist_api_execution_arn]
-    },
-    {
-      sid       = "ReadConfig"
-      actions   = ["ssm:GetParameter"]
-      resources = [aws_ssm_parameter.persist_url.arn, aws_ssm_parameter.resolver_base_url.arn]
-    },
-  ]
-}
-
-module "resolve" {
-  source = "../../modules/function"
-
-  name               = "${local.name}-resolve"
-  filename           = "${var.artifacts_dir}/resolve.zip"
-  timeout_seconds    = var.api_timeout_seconds
-  memory_mb          = var.function_memory_mb
-  log_retention_days = var.log_retention_days
-
-  environment_variables = merge(local.common_environment, {
-    LINOONE_PERSIST_URL_PARAM       = aws_ssm_parameter.persist_url.name
-    LINOONE_PERSIST_SIGV4           = "true"
-    LINOONE_PERSIST_INLINE_LITERALS = tostring(var.persist_inline_literals)
-    LINOONE_EVENT_BUS               = module.event_bus.arn
-    LINOONE_CLICK_DLQ_URL           = module.click_dlq.queue_url
-    LINOONE_PUBLISH_TIMEOUT         = var.publish_timeout
-    LINOONE_METRICS_NAMESPACE       = var.metrics_namespace
-  })
-
-  policy_statements = [
-    {
-      sid       = "InvokePersist"
-      actions   = ["execute-api:Invoke"]
-      resources = [var.persist_api_execution_arn]
-    },
-    {
-      sid       = "ReadConfig"
-      actions   = ["ssm:GetParameter"]
-      resources = [aws_ssm_parameter.persist_url.arn]
-    },
-    {
-      sid       = "PublishClickFacts"
-      actions   = ["events:PutEvents"]
-      resources = [module.event_bus.arn]
-    },
-    {
-      sid       = "DeadLetterClickFacts"
-      actions   = ["sqs:SendMessage"]
-      resources = [module.click_dlq.queue_arn]
-    },
-  ]
-}
-
-module "replay" {
-  source = "../../modules/function"
-
-  name               = "${local.name}-replay"
-  filename           = "${var.artifacts_dir}/replay.zip"
-  timeout_seconds    = var.replay_timeout_seconds
-  memory_mb          = var.function_memory_mb
-  log_retention_days = var.log_retention_days
-
-  environment_variables = merge(local.common_environment, {
-    LINOONE_EVENT_BUS         = module.event_bus.arn
-    LINOONE_METRICS_NAMESPACE = var.metrics_namespace
-  })
-
-  policy_statements = [
-    {
-      sid       = "ConsumeClickDLQ"
-      actions   = ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"]
-      resources = [module.click_dlq.queue_arn]
-    },
-    {
-      sid       = "PublishClickFacts"
-      actions   = ["events:PutEvents"]
-      resources = [module.event_bus.arn]
-    },
-  ]
-}
-
-# --- HTTP APIs (routes = the operations of openapi.yaml, by tag) ---------------------
-
-module "resolver_api" {
-  source = "../../modules/http-api"
-
-  name                   = "${local.name}-resolver"
-  log_retention_days     = var.log_retention_days
-  throttling_burst_limit = var.resolver_throttling_burst_limit
-  throttling_rate_limit  = var.resolver_throttling_rate_limit
-
-  routes = {
-    "GET /{token}" = {
-      function_name      = module.resolve.function_name
-      invoke_arn         = module.resolve.invoke_arn
-      authorization_type = "NONE"
-    }
-    "GET /healthz" = {
-      function_name      = module.resolve.function_name
-      invoke_arn         = module.resolve.invoke_arn
-      authorization_type = "NONE"
-    }
-  }
-
-  custom_domain_name            = var.custom_domain_name
-  custom_domain_routable        = var.custom_domain_routable
-  custom_domain_certificate_arn = var.custom_domain_certificate_arn
-}
-
-module "management_api" {
-  source = "../../modules/http-api"
-
-  name                   = "${local.name}-management"
-  log_retention_days     = var.log_retention_days
-  throttling_burst_limit = var.management_throttling_burst_limit
-  throttling_rate_limit  = var.management_throttling_rate_limit
-
-  # Issuance and stats are SigV4-signed (AWS_IAM); the liveness probe is public
-  # (it reveals nothing and load balancers/monitors cannot sign).
-  routes = {
-    "POST /shorten" = {
-      function_name      = module.issue.function_name
-      invoke_arn         = module.issue.invoke_arn
-      authorization_type = "AWS_IAM"
-    }
-    "GET /links/{token}/stats" = {
-      function_name      = module.issue.function_name
-      invoke_arn         = module.issue.invoke_arn
-      authorization_type = "AWS_IAM"
-    }
-    "GET /healthz" = {
-      function_name      = module.issue.function_name
-      invoke_arn         = module.issue.invoke_arn
-      authorization_type = "NONE"
-    }
-  }
-}
-
-# --- alarms --------------------------------------------------------------------------
-
-module "alarms" {
-  source = "../../modules/alarms"
-
-  name_prefix           = local.name
-  environment           = var.environment
-  metrics_namespace     = var.metrics_namespace
-  click_dlq_name        = module.click_dlq.queue_name
-  click_deadletter_name = module.click_dlq.deadletter_name
-  resolver_api_id       = module.resolver_api.api_id
-  alarm_sns_topic_arn   = var.alarm_sns_topic_arn
-
-  function_names = {
-    issue   = module.issue.function_name
-    resolve = module.resolve.function_name
-    replay  = module.replay.function_name
-  }
+  environment                       = var.environment
+  artifacts_dir                     = var.artifacts_dir
+  persist_url                       = var.persist_url
+  persist_api_execution_arn         = var.persist_api_execution_arn
+  persist_inline_literals           = var.persist_inline_literals
+  event_bus_name                    = var.event_bus_name
+  create_bus                        = var.create_bus
+  custom_domain_name                = var.custom_domain_name
+  custom_domain_routable            = var.custom_domain_routable
+  custom_domain_certificate_arn     = var.custom_domain_certificate_arn
+  log_level                         = var.log_level
+  log_retention_days                = var.log_retention_days
+  publish_timeout                   = var.publish_timeout
+  metrics_namespace                 = var.metrics_namespace
+  api_timeout_seconds               = var.api_timeout_seconds
+  replay_timeout_seconds            = var.replay_timeout_seconds
+  function_memory_mb                = var.function_memory_mb
+  click_dlq_max_receive_count       = var.click_dlq_max_receive_count
+  resolver_throttling_burst_limit   = var.resolver_throttling_burst_limit
+  resolver_throttling_rate_limit    = var.resolver_throttling_rate_limit
+  management_throttling_burst_limit = var.management_throttling_burst_limit
+  management_throttling_rate_limit  = var.management_throttling_rate_limit
+  alarm_sns_topic_arn               = var.alarm_sns_topic_arn
 }

@@ -1,3 +1,6 @@
+# The sandbox defaults of every input of the stack (../../modules/stack, which
+# holds the rules: validation, wiring), plus the provider's region.
+
 variable "aws_region" {
   description = "AWS region of the stack."
   type        = string
@@ -13,11 +16,6 @@ variable "environment" {
   description = "Environment name: part of every resource name (`linoone-<environment>-…`) and the functions' `LINOONE_ENVIRONMENT`."
   type        = string
   default     = "sandbox"
-
-  validation {
-    condition     = can(regex("^[a-z][a-z0-9-]{0,19}$", var.environment))
-    error_message = "The environment name must be 1-20 lower-case letters, digits or hyphens, starting with a letter."
-  }
 }
 
 variable "artifacts_dir" {
@@ -29,21 +27,11 @@ variable "artifacts_dir" {
 variable "persist_url" {
   description = "Base URL of the Persist API (stored in SSM, read through `LINOONE_PERSIST_URL_PARAM`)."
   type        = string
-
-  validation {
-    condition     = can(regex("^https://[^/?#\\s]+(/[^?#\\s]*)?$", var.persist_url))
-    error_message = "persist_url must be an https URL without query or fragment."
-  }
 }
 
 variable "persist_api_execution_arn" {
   description = "execute-api ARN pattern the issue and resolve functions may invoke on the Persist API, e.g. `arn:aws:execute-api:us-east-1:123456789012:abcdef1234/*/POST/persist/*`."
   type        = string
-
-  validation {
-    condition     = can(regex("^arn:aws[a-z-]*:execute-api:[a-z0-9-]+:[0-9]{12}:[a-z0-9]+/[^\\s]+$", var.persist_api_execution_arn))
-    error_message = "persist_api_execution_arn must be an execute-api ARN naming one API (arn:aws:execute-api:<region>:<account>:<api-id>/<stage>/<method>/<path>)."
-  }
 }
 
 variable "persist_inline_literals" {
@@ -86,11 +74,6 @@ variable "log_level" {
   description = "Log level of the functions (`LINOONE_LOG_LEVEL`)."
   type        = string
   default     = "info"
-
-  validation {
-    condition     = contains(["debug", "info", "warn", "error"], var.log_level)
-    error_message = "log_level must be debug, info, warn or error."
-  }
 }
 
 variable "log_retention_days" {
@@ -103,11 +86,6 @@ variable "publish_timeout" {
   description = "How long the resolver waits for EventBridge PutEvents before dead-lettering the click fact, as a Go duration (`LINOONE_PUBLISH_TIMEOUT`)."
   type        = string
   default     = "500ms"
-
-  validation {
-    condition     = can(regex("^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$", var.publish_timeout))
-    error_message = "publish_timeout must be a Go duration such as 500ms or 1.5s."
-  }
 }
 
 variable "metrics_namespace" {
@@ -120,11 +98,6 @@ variable "api_timeout_seconds" {
   description = "Timeout of the issue and resolve functions in seconds (below API Gateway's 30 s integration limit)."
   type        = number
   default     = 10
-
-  validation {
-    condition     = var.api_timeout_seconds >= 1 && var.api_timeout_seconds <= 29
-    error_message = "api_timeout_seconds must be between 1 and 29."
-  }
 }
 
 variable "replay_timeout_seconds" {

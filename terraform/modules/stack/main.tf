@@ -1,0 +1,235 @@
+# Linoone's stack, composed once for every environment: resolver and management HTTP
+# APIs, the issue, resolve and replay functions, the click DLQ pair, the engagement bus
+# (imported, or created where create_bus is true), SSM configuration and alarms.
+# Environments (../../envs/*) call it with their own defaults and configure the provider.
+# See README.md and ../../README.md.
+
+locals {
+  name = "linoone-${var.environment}"
+
+  # The resolver base URL (short_url = <base>/<token>) is the custom domain only when
+  # `linoone discover` proved DNS routes it to the resolver (custom_domain_routable);
+  # otherwise it is the real API Gateway resolver endpoint, never a placeholder.
+  # See rules/infrastructure-discovery.md.
+  custom_domain_enabled = var.custom_domain_routable && var.custom_domain_name != ""
+  resolver_base_url     = local.custom_domain_enabled ? "https://${var.custom_domain_name}" : module.resolver_api.api_endpoint
+
+  common_environment = {
+    LINOONE_ENVIRONMENT = var.environment
+    LINOONE_LOG_LEVEL   = var.log_level
+  }
+}
+
+# --- configuration ---------------------------------------------------------------
+
+resource "aws_ssm_parameter" "persist_url" {
+  name        = "/linoone/${var.environment}/persist-url"
+  description = "Base URL of the Persist API (POST /persist/ingest, POST /persist/gremlin)."
+  type        = "String"
+  value       = var.persist_url
+}
+
+resource "aws_ssm_parameter" "resolver_base_url" {
+  name        = "/linoone/${var.environment}/resolver-base-url"
+  description = "Resolver base URL of short URLs: the custom domain when proven routable, otherwise the resolver API endpoint."
+  type        = "String"
+  value       = local.resolver_base_url
+}
+
+# --- shared bus and click DLQ pair ---------------------------------------------------
+
+module "event_bus" {
+  source = "../event-bus"
+
+  event_bus_name = var.event_bus_name
+  create_bus     = var.create_bus
+}
+
+module "click_dlq" {
+  source = "../click-dlq"
+
+  name                   = "${local.name}-click-dlq"
+  replay_function_name   = module.replay.function_name
+  replay_timeout_seconds = module.replay.timeout_seconds
+  max_receive_count      = var.click_dlq_max_receive_count
+}
+
+# --- functions -----------------------------------------------------------------------
+
+module "issue" {
+  source = "../function"
+
+  name               = "${local.name}-issue"
+  filename           = "${var.artifacts_dir}/issue.zip"
+  timeout_seconds    = var.api_timeout_seconds
+  memory_mb          = var.function_memory_mb
+  log_retention_days = var.log_retention_days
+
+  environment_variables = merge(local.common_environment, {
+    LINOONE_PERSIST_URL_PARAM       = aws_ssm_parameter.persist_url.name
+    LINOONE_PERSIST_SIGV4           = "true"
+    LINOONE_PERSIST_INLINE_LITERALS = tostring(var.persist_inline_literals)
+    LINOONE_RESOLVER_BASE_URL_PARAM = aws_ssm_parameter.resolver_base_url.name
+  })
+
+  policy_statements = [
+    {
+      sid       = "InvokePersist"
+      actions   = ["execute-api:Invoke"]
+      resources = [var.persist_api_execution_arn]
+    },
+    {
+      sid       = "ReadConfig"
+      actions   = ["ssm:GetParameter"]
+      resources = [aws_ssm_parameter.persist_url.arn, aws_ssm_parameter.resolver_base_url.arn]
+    },
+  ]
+}
+
+module "resolve" {
+  source = "../function"
+
+  name               = "${local.name}-resolve"
+  filename           = "${var.artifacts_dir}/resolve.zip"
+  timeout_seconds    = var.api_timeout_seconds
+  memory_mb          = var.function_memory_mb
+  log_retention_days = var.log_retention_days
+
+  environment_variables = merge(local.common_environment, {
+    LINOONE_PERSIST_URL_PARAM       = aws_ssm_parameter.persist_url.name
+    LINOONE_PERSIST_SIGV4           = "true"
+    LINOONE_PERSIST_INLINE_LITERALS = tostring(var.persist_inline_literals)
+    LINOONE_EVENT_BUS               = module.event_bus.arn
+    LINOONE_CLICK_DLQ_URL           = module.click_dlq.queue_url
+    LINOONE_PUBLISH_TIMEOUT         = var.publish_timeout
+    LINOONE_METRICS_NAMESPACE       = var.metrics_namespace
+  })
+
+  policy_statements = [
+    {
+      sid       = "InvokePersist"
+      actions   = ["execute-api:Invoke"]
+      resources = [var.persist_api_execution_arn]
+    },
+    {
+      sid       = "ReadConfig"
+      actions   = ["ssm:GetParameter"]
+      resources = [aws_ssm_parameter.persist_url.arn]
+    },
+    {
+      sid       = "PublishClickFacts"
+      actions   = ["events:PutEvents"]
+      resources = [module.event_bus.arn]
+    },
+    {
+      sid       = "DeadLetterClickFacts"
+      actions   = ["sqs:SendMessage"]
+      resources = [module.click_dlq.queue_arn]
+    },
+  ]
+}
+
+module "replay" {
+  source = "../function"
+
+  name               = "${local.name}-replay"
+  filename           = "${var.artifacts_dir}/replay.zip"
+  timeout_seconds    = var.replay_timeout_seconds
+  memory_mb          = var.function_memory_mb
+  log_retention_days = var.log_retention_days
+
+  environment_variables = merge(local.common_environment, {
+    LINOONE_EVENT_BUS         = module.event_bus.arn
+    LINOONE_METRICS_NAMESPACE = var.metrics_namespace
+  })
+
+  policy_statements = [
+    {
+      sid       = "ConsumeClickDLQ"
+      actions   = ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"]
+      resources = [module.click_dlq.queue_arn]
+    },
+    {
+      sid       = "PublishClickFacts"
+      actions   = ["events:PutEvents"]
+      resources = [module.event_bus.arn]
+    },
+  ]
+}
+
+# --- HTTP APIs (routes = the operations of openapi.yaml, by tag) ---------------------
+
+module "resolver_api" {
+  source = "../http-api"
+
+  name                   = "${local.name}-resolver"
+  log_retention_days     = var.log_retention_days
+  throttling_burst_limit = var.resolver_throttling_burst_limit
+  throttling_rate_limit  = var.resolver_throttling_rate_limit
+
+  routes = {
+    "GET /{token}" = {
+      function_name      = module.resolve.function_name
+      invoke_arn         = module.resolve.invoke_arn
+      authorization_type = "NONE"
+    }
+    "GET /healthz" = {
+      function_name      = module.resolve.function_name
+      invoke_arn         = module.resolve.invoke_arn
+      authorization_type = "NONE"
+    }
+  }
+
+  custom_domain_name            = var.custom_domain_name
+  custom_domain_routable        = var.custom_domain_routable
+  custom_domain_certificate_arn = var.custom_domain_certificate_arn
+}
+
+module "management_api" {
+  source = "../http-api"
+
+  name                   = "${local.name}-management"
+  log_retention_days     = var.log_retention_days
+  throttling_burst_limit = var.management_throttling_burst_limit
+  throttling_rate_limit  = var.management_throttling_rate_limit
+
+  # Issuance and stats are SigV4-signed (AWS_IAM); the liveness probe is public
+  # (it reveals nothing and load balancers/monitors cannot sign).
+  routes = {
+    "POST /shorten" = {
+      function_name      = module.issue.function_name
+      invoke_arn         = module.issue.invoke_arn
+      authorization_type = "AWS_IAM"
+    }
+    "GET /links/{token}/stats" = {
+      function_name      = module.issue.function_name
+      invoke_arn         = module.issue.invoke_arn
+      authorization_type = "AWS_IAM"
+    }
+    "GET /healthz" = {
+      function_name      = module.issue.function_name
+      invoke_arn         = module.issue.invoke_arn
+      authorization_type = "NONE"
+    }
+  }
+}
+
+# --- alarms --------------------------------------------------------------------------
+
+module "alarms" {
+  source = "../alarms"
+
+  name_prefix           = local.name
+  environment           = var.environment
+  metrics_namespace     = var.metrics_namespace
+  click_dlq_name        = module.click_dlq.queue_name
+  click_deadletter_name = module.click_dlq.deadletter_name
+  resolver_api_id       = module.resolver_api.api_id
+  alarm_sns_topic_arn   = var.alarm_sns_topic_arn
+
+  function_names = {
+    issue   = module.issue.function_name
+    resolve = module.resolve.function_name
+    replay  = module.replay.function_name
+  }
+}

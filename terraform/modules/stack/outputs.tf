@@ -1,0 +1,54 @@
+output "resolver_url" {
+  description = "Resolver base URL that short URLs start with: https://<custom_domain_name> when proven routable, otherwise the resolver API endpoint."
+  value       = local.resolver_base_url
+}
+
+output "resolver_api_endpoint" {
+  description = "Default endpoint of the resolver HTTP API (what resolver_url falls back to)."
+  value       = module.resolver_api.api_endpoint
+}
+
+output "resolver_custom_domain_target" {
+  description = "Target domain name the custom domain's DNS record must point at; \"\" while no custom domain is created."
+  value       = module.resolver_api.custom_domain_target
+}
+
+output "management_url" {
+  description = "Endpoint of the SigV4-signed management HTTP API (POST /shorten, GET /links/{token}/stats)."
+  value       = module.management_api.api_endpoint
+}
+
+output "issue_function_name" {
+  description = "Name of the issue Lambda function."
+  value       = module.issue.function_name
+}
+
+output "resolve_function_name" {
+  description = "Name of the resolve Lambda function."
+  value       = module.resolve.function_name
+}
+
+output "replay_function_name" {
+  description = "Name of the replay Lambda function."
+  value       = module.replay.function_name
+}
+
+output "click_dlq_url" {
+  description = "URL of the click DLQ."
+  value       = module.click_dlq.queue_url
+}
+
+output "click_deadletter_url" {
+  description = "URL of the click DLQ's deadletter queue."
+  value       = module.click_dlq.deadletter_url
+}
+
+output "event_bus_name" {
+  description = "Name of the engagement event bus the click facts go to."
+  value       = module.event_bus.name
+}
+
+output "event_bus_arn" {
+  description = "ARN of the engagement event bus the click facts go to."
+  value       = module.event_bus.arn
+}

@@ -1,0 +1,147 @@
+# Every input is required: the environments (../../envs/*) hold the defaults, so each
+# default is written once, where it differs or not. The rules live here.
+
+variable "environment" {
+  description = "Environment name: part of every resource name (`linoone-<environment>-…`) and the functions' `LINOONE_ENVIRONMENT`."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{0,19}$", var.environment))
+    error_message = "The environment name must be 1-20 lower-case letters, digits or hyphens, starting with a letter."
+  }
+}
+
+variable "artifacts_dir" {
+  description = "Directory holding the `make build` zips (issue.zip, resolve.zip, replay.zip), relative to the directory Terraform runs in (the environment's) or absolute."
+  type        = string
+}
+
+variable "persist_url" {
+  description = "Base URL of the Persist API (stored in SSM, read through `LINOONE_PERSIST_URL_PARAM`)."
+  type        = string
+
+  validation {
+    condition     = can(regex("^https://[^/?#\\s]+(/[^?#\\s]*)?$", var.persist_url))
+    error_message = "persist_url must be an https URL without query or fragment."
+  }
+}
+
+variable "persist_api_execution_arn" {
+  description = "execute-api ARN pattern the issue and resolve functions may invoke on the Persist API, e.g. `arn:aws:execute-api:us-east-1:123456789012:abcdef1234/*/POST/persist/*`."
+  type        = string
+
+  validation {
+    condition     = can(regex("^arn:aws[a-z-]*:execute-api:[a-z0-9-]+:[0-9]{12}:[a-z0-9]+/[^\\s]+$", var.persist_api_execution_arn))
+    error_message = "persist_api_execution_arn must be an execute-api ARN naming one API (arn:aws:execute-api:<region>:<account>:<api-id>/<stage>/<method>/<path>)."
+  }
+}
+
+variable "persist_inline_literals" {
+  description = "Inline whitelisted values as quoted literals in Gremlin queries instead of bindings, for Gremlin servers that ignore bindings (Amazon Neptune). `LINOONE_PERSIST_INLINE_LITERALS`."
+  type        = bool
+}
+
+variable "event_bus_name" {
+  description = "Name or ARN of the engagement event bus (set by `linoone discover`; the ARN for a bus in another account). With create_bus it must be a name."
+  type        = string
+}
+
+variable "create_bus" {
+  description = "Create the event bus named by event_bus_name (sandbox only; set by `linoone discover`); false imports the existing shared bus."
+  type        = bool
+}
+
+variable "custom_domain_name" {
+  description = "Custom domain of the resolver (host name only), \"\" for none (set by `linoone discover`)."
+  type        = string
+}
+
+variable "custom_domain_routable" {
+  description = "True only when `linoone discover` proved DNS routes custom_domain_name to the resolver; only then is the domain used as the resolver base URL (the API Gateway domain itself exists once a name and certificate are given, so DNS has a target)."
+  type        = bool
+}
+
+variable "custom_domain_certificate_arn" {
+  description = "ACM certificate ARN (same region) for custom_domain_name: creates the API Gateway custom domain; not needed when CloudFront serves the domain (set by `linoone discover`)."
+  type        = string
+}
+
+variable "log_level" {
+  description = "Log level of the functions (`LINOONE_LOG_LEVEL`)."
+  type        = string
+
+  validation {
+    condition     = contains(["debug", "info", "warn", "error"], var.log_level)
+    error_message = "log_level must be debug, info, warn or error."
+  }
+}
+
+variable "log_retention_days" {
+  description = "Retention of the function and access log groups, in days."
+  type        = number
+}
+
+variable "publish_timeout" {
+  description = "How long the resolver waits for EventBridge PutEvents before dead-lettering the click fact, as a Go duration (`LINOONE_PUBLISH_TIMEOUT`)."
+  type        = string
+
+  validation {
+    condition     = can(regex("^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$", var.publish_timeout))
+    error_message = "publish_timeout must be a Go duration such as 500ms or 1.5s."
+  }
+}
+
+variable "metrics_namespace" {
+  description = "CloudWatch namespace of the functions' EMF metrics (`LINOONE_METRICS_NAMESPACE`) and of their alarms."
+  type        = string
+}
+
+variable "api_timeout_seconds" {
+  description = "Timeout of the issue and resolve functions in seconds (below API Gateway's 30 s integration limit)."
+  type        = number
+
+  validation {
+    condition     = var.api_timeout_seconds >= 1 && var.api_timeout_seconds <= 29
+    error_message = "api_timeout_seconds must be between 1 and 29."
+  }
+}
+
+variable "replay_timeout_seconds" {
+  description = "Timeout of the replay function in seconds; the click DLQ's visibility timeout is 6 times this."
+  type        = number
+}
+
+variable "function_memory_mb" {
+  description = "Memory size of each function in MB."
+  type        = number
+}
+
+variable "click_dlq_max_receive_count" {
+  description = "Failed replays of a click fact before SQS moves it to the deadletter queue (maxReceiveCount)."
+  type        = number
+}
+
+variable "resolver_throttling_burst_limit" {
+  description = "Burst limit of the resolver API's default route throttling."
+  type        = number
+}
+
+variable "resolver_throttling_rate_limit" {
+  description = "Rate limit (requests per second) of the resolver API's default route throttling."
+  type        = number
+}
+
+variable "management_throttling_burst_limit" {
+  description = "Burst limit of the management API's default route throttling."
+  type        = number
+}
+
+variable "management_throttling_rate_limit" {
+  description = "Rate limit (requests per second) of the management API's default route throttling."
+  type        = number
+}
+
+variable "alarm_sns_topic_arn" {
+  description = "SNS topic notified by the alarms; \"\" for alarms without actions."
+  type        = string
+}
