@@ -998,7 +998,8 @@ func operations(path string) (map[string]map[string]bool, error) {
 				continue
 			}
 			var op struct {
-				Tags []string `yaml:"tags"`
+				Tags     []string `yaml:"tags"`
+				AlsoHead bool     `yaml:"x-linoone-also-head"`
 			}
 			if err := node.Decode(&op); err != nil {
 				return nil, fmt.Errorf("%s %s: %w", method, p, err)
@@ -1011,6 +1012,9 @@ func operations(path string) (map[string]map[string]bool, error) {
 					out[tag] = map[string]bool{}
 				}
 				out[tag][strings.ToUpper(method)+" "+p] = true
+				if op.AlsoHead { // served as a HEAD route too (see the operation's description)
+					out[tag]["HEAD "+p] = true
+				}
 			}
 		}
 	}

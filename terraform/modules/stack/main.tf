@@ -167,8 +167,15 @@ module "resolver_api" {
   throttling_burst_limit = var.resolver_throttling_burst_limit
   throttling_rate_limit  = var.resolver_throttling_rate_limit
 
+  # HEAD /{token} answers as GET without recording a click (openapi.yaml,
+  # x-linoone-also-head).
   routes = {
     "GET /{token}" = {
+      function_name      = module.resolve.function_name
+      invoke_arn         = module.resolve.invoke_arn
+      authorization_type = "NONE"
+    }
+    "HEAD /{token}" = {
       function_name      = module.resolve.function_name
       invoke_arn         = module.resolve.invoke_arn
       authorization_type = "NONE"
