@@ -246,19 +246,15 @@ func (s *Store) handleHealth(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, []byte(`{"status":"ok"}`))
 }
 
-// An element's properties, server-managed created_at included.
-const (
-	vertexPropertiesSQL = `SELECT key, kind, value FROM vertex_properties WHERE vertex_id = ?1
+// vertexPropertiesSQL reads a vertex's properties, server-managed created_at
+// included. An edge's come with the edge (edgeColumns).
+const vertexPropertiesSQL = `SELECT key, kind, value FROM vertex_properties WHERE vertex_id = ?1
 		UNION ALL SELECT 'created_at', 's', created_at FROM vertices WHERE id = ?1`
-	edgePropertiesSQL = `SELECT key, kind, value FROM edge_properties WHERE edge_id = ?1
-		UNION ALL SELECT 'created_at', 's', created_at FROM edges WHERE id = ?1`
-)
 
 // readStmts are the statements of the read path that do not depend on the query's
 // shape; shape-dependent ones live in the stmtCache.
 type readStmts struct {
 	vertexProps *sql.Stmt
-	edgeProps   *sql.Stmt
 }
 
 func (r *readStmts) prepare(ctx context.Context, db *sql.DB) error {
@@ -266,14 +262,11 @@ func (r *readStmts) prepare(ctx context.Context, db *sql.DB) error {
 	if r.vertexProps, err = db.PrepareContext(ctx, vertexPropertiesSQL); err != nil {
 		return fmt.Errorf("prepare vertex properties: %w", err)
 	}
-	if r.edgeProps, err = db.PrepareContext(ctx, edgePropertiesSQL); err != nil {
-		return fmt.Errorf("prepare edge properties: %w", err)
-	}
 	return nil
 }
 
 func (r *readStmts) close() error {
-	return closeStmts(r.vertexProps, r.edgeProps)
+	return closeStmts(r.vertexProps)
 }
 
 func closeStmts(stmts ...*sql.Stmt) error {
