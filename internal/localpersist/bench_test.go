@@ -163,7 +163,7 @@ func BenchmarkIngestClickFacts(b *testing.B) {
 		}
 	}
 	post(clickBody(b, urls, 0, facts)) // the short URLs exist, as they would
-	var cpu time.Duration // process CPU (user+system, client included) while posting
+	var cpu time.Duration              // process CPU (user+system, client included) while posting
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -137,7 +137,7 @@ func TestMigrateV1FailsWhole(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	raw(`CREATE TABLE edges_by_id (x ANY) STRICT`)
+	raw(`CREATE TABLE edges_in (x ANY) STRICT`)
 	if st, err := Open(context.Background(), path, Options{}); err == nil {
 		st.Close()
 		t.Fatal("migration succeeded despite the obstacle")
@@ -158,6 +158,6 @@ func TestMigrateV1FailsWhole(t *testing.T) {
 	}
 	db.Close()
 
-	raw(`DROP TABLE edges_by_id`)
+	raw(`DROP TABLE edges_in`)
 	checkV1Answers(t, openEnv(t, path, Options{}))
 }

@@ -27,9 +27,11 @@ const schemaVersion = 2
 // property, so an edge is one row: its properties column holds the canonical JSON of
 // its typed properties, exactly the "properties" member its identity was hashed from
 // (schemas/IDENTITY.md). Edges are a rowid table, so a batch of new edges is appended
-// rather than scattered over the pages of an id-ordered tree; only edges_by_id takes
-// random inserts. created_at is server-managed and lives in a column, never among the
-// properties the identity was hashed from.
+// rather than scattered over the pages of an id-ordered tree; only edges_out takes
+// random inserts. Endpoints carry no REFERENCES clause: the writer checks them
+// (parseIngest and checkStoredEndpoints), and a foreign key would cost two more
+// lookups per click. created_at is server-managed and lives in a column, never among
+// the properties the identity was hashed from.
 func schema() []string {
 	return []string{
 		`CREATE TABLE IF NOT EXISTS vertices (
@@ -59,23 +61,25 @@ func edgesTable(name string) string {
 			seq        INTEGER PRIMARY KEY,
 			id         TEXT NOT NULL,
 			label      TEXT NOT NULL,
-			out_v      TEXT NOT NULL REFERENCES vertices (id),
+			out_v      TEXT NOT NULL,
 			out_label  TEXT NOT NULL,
-			in_v       TEXT NOT NULL REFERENCES vertices (id),
+			in_v       TEXT NOT NULL,
 			in_label   TEXT NOT NULL,
 			created_at TEXT NOT NULL,
 			properties TEXT NOT NULL
 		) STRICT`
 }
 
-// edgeIndexes index the version 2 edge table: the id (ingest is idempotent on it)
-// and each endpoint with the label (outE/inE; the implicit rowid keeps a vertex's
-// edges in arrival order, so new ones append).
+// edgeIndexes index the version 2 edge table by each endpoint and the label, for
+// outE and inE. edges_out ends with the id and is unique: an id is the hash of
+// the label and the endpoints among the rest, so (out_v, label, id) is unique exactly
+// when id is, and one index serves both outE (in id order, as results are answered)
+// and idempotent ingest. In edges_in the implicit rowid keeps a vertex's edges in
+// arrival order, so new ones append.
 func edgeIndexes() []string {
 	return []string{
-		`CREATE UNIQUE INDEX IF NOT EXISTS edges_by_id ON edges (id)`,
-		`CREATE INDEX IF NOT EXISTS edges_by_out ON edges (out_v, label)`,
-		`CREATE INDEX IF NOT EXISTS edges_by_in ON edges (in_v, label)`,
+		`CREATE UNIQUE INDEX IF NOT EXISTS edges_out ON edges (out_v, label, id)`,
+		`CREATE INDEX IF NOT EXISTS edges_in ON edges (in_v, label)`,
 	}
 }
 

@@ -28,7 +28,7 @@ func (w *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 	}{
 		{&w.insertVertex, `INSERT INTO vertices (id, label, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`},
 		{&w.insertVertexProp, `INSERT INTO vertex_properties (vertex_id, key, label, kind, value) VALUES (?, ?, ?, ?, ?)`},
-		{&w.insertEdge, `INSERT INTO edges (id, label, out_v, out_label, in_v, in_label, created_at, properties) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`},
+		{&w.insertEdge, `INSERT INTO edges (id, label, out_v, out_label, in_v, in_label, created_at, properties) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (out_v, label, id) DO NOTHING`},
 		{&w.vertexLabel, `SELECT label FROM vertices WHERE id = ?`},
 	} {
 		st, err := db.PrepareContext(ctx, p.query)
