@@ -8,7 +8,8 @@
 // transaction is durable (WAL, synchronous=FULL); concurrent ingests are
 // group-committed by a single writer goroutine, and a batch that fails is retried
 // document by document. Errors: 400 invalid document, 405, 413, 415, 500 database
-// failure, 503 closed.
+// failure, 503 closed. A file written by an older schema is migrated when opened
+// (schema.go, migrate.go).
 //
 // POST /persist/gremlin answers a parsed subset of Gremlin-Groovy (grammar in
 // parser.go; steps hasLabel, has, limit, count, values, outE, inE, id, label and
