@@ -7,7 +7,9 @@ import (
 	"io"
 	"net/http"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/linoone/linoone/internal/graphson"
 )
@@ -103,4 +105,88 @@ func BenchmarkLookupEval(b *testing.B) {
 			b.Fatalf("%s (%v)", out, err)
 		}
 	}
+}
+
+// clickBody is an ingest body as the local consumer sends it: the batch's distinct
+// short_url vertices once each, then one short_url_visited edge per click (batch
+// seq, click i on urls[i%len(urls)]).
+func clickBody(b testing.TB, urls []graphson.Vertex, seq, clicks int) []byte {
+	b.Helper()
+	doc := graphson.Document{Vertices: urls}
+	if clicks < len(urls) {
+		doc.Vertices = urls[:clicks]
+	}
+	for i := range clicks {
+		v := urls[i%len(urls)]
+		e, err := graphson.NewEdge("short_url_visited", v, v, graphson.Properties{
+			"event_identifier":   fmt.Sprintf("01JDX%09dB%06dQ7R2M", seq, i),
+			"visitor_ip_address": fmt.Sprintf("203.0.%d.%d", (seq+i)%256, i%256),
+			"user_agent":         "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+			"effective_at":       fmt.Sprintf("2026-11-29T17:%02d:%02d.%03dZ", seq%60, i%60, i%1000),
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		doc.Edges = append(doc.Edges, e)
+	}
+	return docJSON(b, doc)
+}
+
+// BenchmarkIngestClickFacts posts realistic consumer batches (500 click facts over
+// 20 short URLs, every click new) through the HTTP handler over loopback with a
+// client configured like Persist's, one call at a time as the consumer does.
+func BenchmarkIngestClickFacts(b *testing.B) {
+	const facts, nurls = 500, 20
+	e := newEnv(b, Options{})
+	urls := make([]graphson.Vertex, nurls)
+	for i := range urls {
+		urls[i] = shortURL(b, fmt.Sprintf("tok%07d", i))
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 16, MaxIdleConnsPerHost: 16}}
+	b.Cleanup(client.CloseIdleConnections)
+	url := e.srv.URL + "/persist/ingest"
+	post := func(body []byte) {
+		req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			b.Fatalf("status %d: %s (%v)", resp.StatusCode, out, err)
+		}
+	}
+	post(clickBody(b, urls, 0, facts)) // the short URLs exist, as they would
+	var cpu time.Duration              // process CPU (user+system, client included) while posting
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		body := clickBody(b, urls, i+1, facts)
+		b.SetBytes(int64(len(body)))
+		b.StartTimer()
+		before := processCPU(b)
+		post(body)
+		cpu += processCPU(b) - before
+	}
+	b.StopTimer()
+	perFact := b.Elapsed().Seconds() / float64(b.N*facts)
+	b.ReportMetric(1/perFact, "facts/s")
+	b.ReportMetric(perFact*1e6, "µs/fact")
+	b.ReportMetric(cpu.Seconds()*1e6/float64(b.N*facts), "cpu-µs/fact")
+}
+
+// processCPU is the CPU time the process has used, user and system.
+func processCPU(b testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -20,6 +20,8 @@ type edge struct {
 	id, label      string
 	outV, outLabel string
 	inV, inLabel   string
+	createdAt      string
+	rawProps       string // canonical JSON, decoded into props on first use
 	props          map[string]any
 }
 
@@ -298,20 +300,32 @@ func filter(in []any, keep func(any) (bool, error)) ([]any, error) {
 
 // properties loads an element's properties, server-managed created_at included.
 func (s *Store) properties(ctx context.Context, el element) (map[string]any, error) {
-	var dst *map[string]any
-	stmt := s.rs.vertexProps
 	switch el := el.(type) {
 	case *vertex:
-		dst = &el.props
+		if el.props == nil {
+			props, err := s.vertexProperties(ctx, el.id)
+			if err != nil {
+				return nil, err
+			}
+			el.props = props
+		}
+		return el.props, nil
 	case *edge:
-		dst = &el.props
-		stmt = s.rs.edgeProps
+		if el.props == nil {
+			props, err := decodeProperties(el.rawProps)
+			if err != nil {
+				return nil, fmt.Errorf("load properties of %s: %w", el.id, err)
+			}
+			props[serverProperty] = el.createdAt
+			el.props = props
+		}
+		return el.props, nil
 	}
-	if *dst != nil {
-		return *dst, nil
-	}
-	id, _ := el.identity()
-	rows, err := stmt.QueryContext(ctx, id)
+	return nil, fmt.Errorf("internal error: properties of %T", el)
+}
+
+func (s *Store) vertexProperties(ctx context.Context, id string) (map[string]any, error) {
+	rows, err := s.rs.vertexProps.QueryContext(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("load properties of %s: %w", id, err)
 	}
@@ -332,7 +346,6 @@ func (s *Store) properties(ctx context.Context, el element) (map[string]any, err
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("load properties of %s: %w", id, err)
 	}
-	*dst = props
 	return props, nil
 }
 
@@ -418,15 +431,18 @@ func (s *Store) edges(ctx context.Context, src string, st *step, in []any) ([]an
 	return out, nil
 }
 
+// edgeColumns are the columns an edge is read from: all of them.
+const edgeColumns = "id, label, out_v, out_label, in_v, in_label, created_at, properties"
+
 func (s *Store) loadEdges(ctx context.Context, where string, args []any, out *[]any) error {
-	rows, err := s.stmts.query(ctx, "SELECT id, label, out_v, out_label, in_v, in_label FROM edges WHERE "+where+" ORDER BY id", args...)
+	rows, err := s.stmts.query(ctx, "SELECT "+edgeColumns+" FROM edges WHERE "+where+" ORDER BY id", args...)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		e := &edge{}
-		if err := rows.Scan(&e.id, &e.label, &e.outV, &e.outLabel, &e.inV, &e.inLabel); err != nil {
+		if err := rows.Scan(&e.id, &e.label, &e.outV, &e.outLabel, &e.inV, &e.inLabel, &e.createdAt, &e.rawProps); err != nil {
 			return err
 		}
 		*out = append(*out, e)

@@ -1,11 +1,14 @@
 package localpersist
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"strconv"
@@ -20,9 +23,10 @@ const serverProperty = "created_at"
 // ingestRequest is a validated document on its way to the writer. done receives
 // exactly one result, after the document's transaction committed or failed.
 type ingestRequest struct {
-	doc    graphson.Document
-	labels map[string]string // id → label of the document's own vertices
-	done   chan ingestResult
+	doc       graphson.Document
+	edgeProps []string          // per edge: canonical JSON of its properties
+	labels    map[string]string // id → label of the document's own vertices
+	done      chan ingestResult
 }
 
 // ingestResult is the writer's answer for one document: either counts, or a
@@ -115,12 +119,12 @@ func (s *Store) submit(ctx context.Context, req *ingestRequest) (ingestResult, e
 
 // parseIngest decodes and checks everything about a document that does not depend
 // on what is stored: strict GraphSON v3, no server-managed property, every identity
-// recomputed, derived vertex-property ids (checked by graphson), edge endpoints that are vertices of the
+// recomputed, derived vertex-property ids, edge endpoints that are vertices of the
 // document carrying the declared labels. Endpoints not in the document are checked
 // by the writer, inside the transaction.
 func parseIngest(body []byte) (*ingestRequest, error) {
-	var doc graphson.Document
-	if err := json.Unmarshal(body, &doc); err != nil {
+	doc, err := decodeDocument(body)
+	if err != nil {
 		return nil, fmt.Errorf("invalid graphson document: %w", err)
 	}
 	if len(doc.Vertices) == 0 && len(doc.Edges) == 0 {
@@ -136,7 +140,8 @@ func parseIngest(body []byte) (*ingestRequest, error) {
 			return nil, fmt.Errorf("edge %d (%s): property %s is server-managed and must not be sent", i, e.Label, serverProperty)
 		}
 	}
-	if err := doc.Verify(); err != nil {
+	edgeProps, err := verifyIdentities(&doc)
+	if err != nil {
 		return nil, fmt.Errorf("identity check failed: %w", err)
 	}
 	labels := make(map[string]string, len(doc.Vertices))
@@ -144,19 +149,96 @@ func parseIngest(body []byte) (*ingestRequest, error) {
 		labels[v.ID] = v.Label
 	}
 	for i, e := range doc.Edges {
-		for _, end := range []struct{ dir, id, label string }{{"outV", e.OutV, e.OutVLabel}, {"inV", e.InV, e.InVLabel}} {
-			if l, ok := labels[end.id]; ok && l != end.label {
-				return nil, fmt.Errorf("edge %d (%s): %sLabel %q does not match vertex %s labelled %q", i, e.Label, end.dir, end.label, end.id, l)
-			}
+		if err := checkEndpointLabel(i, &e, "outV", e.OutV, e.OutVLabel, labels); err != nil {
+			return nil, err
+		}
+		if err := checkEndpointLabel(i, &e, "inV", e.InV, e.InVLabel, labels); err != nil {
+			return nil, err
 		}
 	}
-	return &ingestRequest{doc: doc, labels: labels, done: make(chan ingestResult, 1)}, nil
+	return &ingestRequest{doc: doc, edgeProps: edgeProps, labels: labels, done: make(chan ingestResult, 1)}, nil
+}
+
+func checkEndpointLabel(i int, e *graphson.Edge, dir, id, label string, labels map[string]string) error {
+	if l, ok := labels[id]; ok && l != label {
+		return fmt.Errorf("edge %d (%s): %sLabel %q does not match vertex %s labelled %q", i, e.Label, dir, label, id, l)
+	}
+	return nil
+}
+
+// propertiesMember precedes an edge's properties in its canonical JSON.
+const propertiesMember = `,"properties":`
+
+// verifyIdentities recomputes every element's identity, hashing a vertex that the
+// document repeats only once, and returns each edge's canonical properties JSON: the
+// "properties" member of the bytes its identity is hashed from, which is what the
+// store keeps.
+func verifyIdentities(doc *graphson.Document) ([]string, error) {
+	verified := make(map[string]*graphson.Vertex, len(doc.Vertices))
+	for i := range doc.Vertices {
+		v := &doc.Vertices[i]
+		if prev, ok := verified[v.ID]; ok && prev.Label == v.Label && maps.Equal(prev.Properties, v.Properties) {
+			continue
+		}
+		b, err := graphson.CanonicalVertex(v.Label, v.Properties)
+		if err != nil {
+			return nil, fmt.Errorf("vertex %s: %w", v.Label, err)
+		}
+		if id, ok := hashIs(b, v.ID); !ok {
+			return nil, fmt.Errorf("%w: vertex %s has id %q, identity is %s", graphson.ErrInvalid, v.Label, v.ID, id)
+		}
+		verified[v.ID] = v
+	}
+	props := make([]string, len(doc.Edges))
+	for i := range doc.Edges {
+		e := &doc.Edges[i]
+		b, err := graphson.CanonicalEdge(e.Label, e.OutV, e.InV, e.Properties)
+		if err != nil {
+			return nil, fmt.Errorf("edge %s: %w", e.Label, err)
+		}
+		if id, ok := hashIs(b, e.ID); !ok {
+			return nil, fmt.Errorf("%w: edge %s has id %q, identity is %s", graphson.ErrInvalid, e.Label, e.ID, id)
+		}
+		props[i] = propertiesOf(b)
+	}
+	return props, nil
+}
+
+// propertiesOf cuts the properties JSON out of an edge's canonical bytes. The label
+// is a name and the endpoints are hex ids, so the first match is the member itself.
+func propertiesOf(canonicalEdge []byte) string {
+	at := bytes.Index(canonicalEdge, []byte(propertiesMember))
+	return string(canonicalEdge[at+len(propertiesMember) : len(canonicalEdge)-1])
+}
+
+// canonicalProperties is the canonical properties JSON of an edge.
+func canonicalProperties(label, outV, inV string, props graphson.Properties) (string, error) {
+	b, err := graphson.CanonicalEdge(label, outV, inV, props)
+	if err != nil {
+		return "", err
+	}
+	return propertiesOf(b), nil
+}
+
+// hashIs reports whether id is the identity of canonical bytes b, and the identity.
+func hashIs(b []byte, id string) (string, bool) {
+	sum := sha256.Sum256(b)
+	var hx [2 * sha256.Size]byte
+	hex.Encode(hx[:], sum[:])
+	if string(hx[:]) == id {
+		return id, true
+	}
+	return string(hx[:]), false
 }
 
 // readBody reads at most limit bytes of the request body. On failure it also
 // returns the HTTP status to answer with.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, int, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	// A declared length sizes the buffer once (a click batch is hundreds of KB);
+	// the limit still applies to what is actually read.
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(r.ContentLength, 0), limit)+bytes.MinRead))
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	body := buf.Bytes()
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {

@@ -7,18 +7,31 @@ import (
 )
 
 // schemaVersion is stored in PRAGMA user_version; a file written by a newer schema
-// is refused rather than misread.
-const schemaVersion = 1
+// is refused rather than misread, an older one is migrated on open.
+//
+// Version 1 kept one edge_properties row per edge property. Version 2 keeps an
+// edge's properties in one column of its row: a click is one row, not five.
+const schemaVersion = 2
 
 // schema returns the statements that create the storage layout. Elements are
 // immutable (an id is the hash of what the element is), so the vertex label is copied
 // into vertex_properties and the endpoint labels into edges without any risk of the
 // copies drifting.
 //
-// Property values keep their type: kind is 's' (TEXT value), 'i' (INTEGER) or 'b'
-// (INTEGER 0/1), and value is an ANY column, so "1", 1 and true never compare equal.
-// created_at is server-managed and lives in a column, never among the properties the
-// identity was hashed from.
+// Vertex property values keep their type: kind is 's' (TEXT value), 'i' (INTEGER) or
+// 'b' (INTEGER 0/1), and value is an ANY column, so "1", 1 and true never compare
+// equal. Vertices keep a row per property because has(key, value) starts a traversal
+// through the vertex_properties_by_value index; they are few and rarely new.
+//
+// Edges are many (one per click) and are found through their endpoints, never by a
+// property, so an edge is one row: its properties column holds the canonical JSON of
+// its typed properties, exactly the "properties" member its identity was hashed from
+// (schemas/IDENTITY.md). Edges are a rowid table, so a batch of new edges is appended
+// rather than scattered over the pages of an id-ordered tree; only edges_out takes
+// random inserts. Endpoints carry no REFERENCES clause: the writer checks them
+// (parseIngest and checkStoredEndpoints), and a foreign key would cost two more
+// lookups per click. created_at is server-managed and lives in a column, never among
+// the properties the identity was hashed from.
 func schema() []string {
 	return []string{
 		`CREATE TABLE IF NOT EXISTS vertices (
@@ -38,29 +51,41 @@ func schema() []string {
 		// has(key, value), with or without hasLabel: an equality search on
 		// (key, kind, value[, label]) that also covers the vertex id.
 		`CREATE INDEX IF NOT EXISTS vertex_properties_by_value ON vertex_properties (key, kind, value, label)`,
-		`CREATE TABLE IF NOT EXISTS edges (
-			id         TEXT NOT NULL PRIMARY KEY,
-			label      TEXT NOT NULL,
-			out_v      TEXT NOT NULL REFERENCES vertices (id),
-			out_label  TEXT NOT NULL,
-			in_v       TEXT NOT NULL REFERENCES vertices (id),
-			in_label   TEXT NOT NULL,
-			created_at TEXT NOT NULL
-		) STRICT, WITHOUT ROWID`,
-		`CREATE INDEX IF NOT EXISTS edges_by_out ON edges (out_v, label)`,
-		`CREATE INDEX IF NOT EXISTS edges_by_in ON edges (in_v, label)`,
-		`CREATE TABLE IF NOT EXISTS edge_properties (
-			edge_id TEXT NOT NULL REFERENCES edges (id),
-			key     TEXT NOT NULL,
-			kind    TEXT NOT NULL CHECK (kind IN ('s', 'i', 'b')),
-			value   ANY NOT NULL,
-			PRIMARY KEY (edge_id, key)
-		) STRICT, WITHOUT ROWID`,
+		edgesTable("edges"),
 	}
 }
 
-// migrate creates the schema if it is missing, in one immediate transaction so that
-// processes opening a new file at the same time do not race.
+// edgesTable creates the version 2 edge table under name.
+func edgesTable(name string) string {
+	return `CREATE TABLE IF NOT EXISTS ` + name + ` (
+			seq        INTEGER PRIMARY KEY,
+			id         TEXT NOT NULL,
+			label      TEXT NOT NULL,
+			out_v      TEXT NOT NULL,
+			out_label  TEXT NOT NULL,
+			in_v       TEXT NOT NULL,
+			in_label   TEXT NOT NULL,
+			created_at TEXT NOT NULL,
+			properties TEXT NOT NULL
+		) STRICT`
+}
+
+// edgeIndexes index the version 2 edge table by each endpoint and the label, for
+// outE and inE. edges_out ends with the id and is unique: an id is the hash of
+// the label and the endpoints among the rest, so (out_v, label, id) is unique exactly
+// when id is, and one index serves both outE (in id order, as results are answered)
+// and idempotent ingest. In edges_in the implicit rowid keeps a vertex's edges in
+// arrival order, so new ones append.
+func edgeIndexes() []string {
+	return []string{
+		`CREATE UNIQUE INDEX IF NOT EXISTS edges_out ON edges (out_v, label, id)`,
+		`CREATE INDEX IF NOT EXISTS edges_in ON edges (in_v, label)`,
+	}
+}
+
+// migrate brings the file to schemaVersion in one immediate transaction, so that
+// processes opening a file at the same time do not race and a failure (or a crash)
+// part-way leaves the file as it was.
 func migrate(ctx context.Context, db *sql.DB) (err error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
@@ -75,21 +100,34 @@ func migrate(ctx context.Context, db *sql.DB) (err error) {
 	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
 		return fmt.Errorf("read user_version: %w", err)
 	}
-	if version > schemaVersion {
+	switch {
+	case version > schemaVersion:
 		return fmt.Errorf("database schema version %d is newer than this program's %d", version, schemaVersion)
-	}
-	for _, stmt := range schema() {
-		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+	case version == schemaVersion:
+		return tx.Rollback()
+	case version == 1:
+		if err := migrateV1(ctx, tx); err != nil {
+			return fmt.Errorf("migrate schema 1 to %d: %w", schemaVersion, err)
+		}
+	default:
+		if err := execAll(ctx, tx, append(schema(), edgeIndexes()...)); err != nil {
 			return fmt.Errorf("create schema: %w", err)
 		}
 	}
-	if version < schemaVersion {
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion)); err != nil {
-			return fmt.Errorf("set user_version: %w", err)
-		}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion)); err != nil {
+		return fmt.Errorf("set user_version: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+func execAll(ctx context.Context, tx *sql.Tx, stmts []string) error {
+	for _, stmt := range stmts {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -69,13 +69,15 @@ func TestQueriesUseIndexes(t *testing.T) {
 		{"hasLabel", func() (string, []any) { return startPlan("g.V().hasLabel('short_url')") },
 			"SEARCH vertices USING COVERING INDEX vertices_by_label (label=?)", false},
 		{"outE count", func() (string, []any) { return countEdges(stepOutE, "short_url_visited") },
-			"SEARCH edges USING COVERING INDEX edges_by_out (out_v=? AND label=?)", false},
+			"SEARCH edges USING COVERING INDEX edges_out (out_v=? AND label=?)", false},
 		{"inE count", func() (string, []any) { return countEdges(stepInE, "short_url_visited") },
-			"SEARCH edges USING COVERING INDEX edges_by_in (in_v=? AND label=?)", false},
+			"SEARCH edges USING COVERING INDEX edges_in (in_v=? AND label=?)", false},
 		{"vertex properties", func() (string, []any) { return vertexPropertiesSQL, []any{"x"} },
 			"SEARCH vertex_properties USING PRIMARY KEY (vertex_id=?)", false},
-		{"edge properties", func() (string, []any) { return edgePropertiesSQL, []any{"x"} },
-			"SEARCH edge_properties USING PRIMARY KEY (edge_id=?)", false},
+		{"outE", func() (string, []any) {
+			where, args := edgeFilter(&step{kind: stepOutE, labels: []string{"short_url_visited"}}, "x")
+			return "SELECT " + edgeColumns + " FROM edges WHERE " + where + " ORDER BY id", args
+		}, "SEARCH edges USING INDEX edges_out (out_v=? AND label=?)", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,7 +113,7 @@ func TestConnectionSettings(t *testing.T) {
 		{e.store.wdb, "synchronous", "2"}, // FULL
 		{e.store.wdb, "busy_timeout", "5000"},
 		{e.store.wdb, "foreign_keys", "1"},
-		{e.store.wdb, "user_version", "1"},
+		{e.store.wdb, "user_version", "2"},
 		{e.store.rdb, "journal_mode", "wal"},
 		{e.store.rdb, "query_only", "1"},
 		{e.store.rdb, "busy_timeout", "5000"},

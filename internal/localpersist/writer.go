@@ -18,7 +18,6 @@ type writeStmts struct {
 	insertVertex     *sql.Stmt
 	insertVertexProp *sql.Stmt
 	insertEdge       *sql.Stmt
-	insertEdgeProp   *sql.Stmt
 	vertexLabel      *sql.Stmt
 }
 
@@ -29,8 +28,7 @@ func (w *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 	}{
 		{&w.insertVertex, `INSERT INTO vertices (id, label, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`},
 		{&w.insertVertexProp, `INSERT INTO vertex_properties (vertex_id, key, label, kind, value) VALUES (?, ?, ?, ?, ?)`},
-		{&w.insertEdge, `INSERT INTO edges (id, label, out_v, out_label, in_v, in_label, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`},
-		{&w.insertEdgeProp, `INSERT INTO edge_properties (edge_id, key, kind, value) VALUES (?, ?, ?, ?)`},
+		{&w.insertEdge, `INSERT INTO edges (id, label, out_v, out_label, in_v, in_label, created_at, properties) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (out_v, label, id) DO NOTHING`},
 		{&w.vertexLabel, `SELECT label FROM vertices WHERE id = ?`},
 	} {
 		st, err := db.PrepareContext(ctx, p.query)
@@ -43,7 +41,7 @@ func (w *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 }
 
 func (w *writeStmts) close() error {
-	return closeStmts(w.insertVertex, w.insertVertexProp, w.insertEdge, w.insertEdgeProp, w.vertexLabel)
+	return closeStmts(w.insertVertex, w.insertVertexProp, w.insertEdge, w.vertexLabel)
 }
 
 // in binds the statements to a transaction.
@@ -52,7 +50,6 @@ func (w *writeStmts) in(ctx context.Context, tx *sql.Tx) *writeStmts {
 		insertVertex:     tx.StmtContext(ctx, w.insertVertex),
 		insertVertexProp: tx.StmtContext(ctx, w.insertVertexProp),
 		insertEdge:       tx.StmtContext(ctx, w.insertEdge),
-		insertEdgeProp:   tx.StmtContext(ctx, w.insertEdgeProp),
 		vertexLabel:      tx.StmtContext(ctx, w.vertexLabel),
 	}
 }
@@ -163,10 +160,39 @@ func (s *Store) writeBatch(ctx context.Context, batch []*ingestRequest, now stri
 
 // writeDocument writes one document inside the writer's transaction.
 func (st *writeStmts) writeDocument(ctx context.Context, req *ingestRequest, now string) (ingestResult, error) {
-	doc := req.doc
-	stored := map[string]string{}
-	for i, e := range doc.Edges {
-		for _, end := range []struct{ dir, id, label string }{{"outV", e.OutV, e.OutVLabel}, {"inV", e.InV, e.InVLabel}} {
+	if res, err := st.checkStoredEndpoints(ctx, req); res.reject != nil || err != nil {
+		return res, err
+	}
+	doc := &req.doc
+	res := ingestResult{vertices: ingestCount{Received: len(doc.Vertices)}, edges: ingestCount{Received: len(doc.Edges)}}
+	for i := range doc.Vertices {
+		created, err := st.writeVertex(ctx, &doc.Vertices[i], now)
+		if err != nil {
+			return ingestResult{}, err
+		}
+		if created {
+			res.vertices.Created++
+		}
+	}
+	for i := range doc.Edges {
+		e := &doc.Edges[i]
+		created, err := execCreated(ctx, st.insertEdge, e.ID, e.Label, e.OutV, e.OutVLabel, e.InV, e.InVLabel, now, req.edgeProps[i])
+		if err != nil {
+			return ingestResult{}, fmt.Errorf("insert edge %s: %w", e.ID, err)
+		}
+		if created {
+			res.edges.Created++
+		}
+	}
+	return res, nil
+}
+
+// checkStoredEndpoints rejects a document with an edge whose endpoint is neither
+// one of its vertices nor a stored vertex with the declared label.
+func (st *writeStmts) checkStoredEndpoints(ctx context.Context, req *ingestRequest) (ingestResult, error) {
+	var stored map[string]string
+	for i, e := range req.doc.Edges {
+		for _, end := range [2]struct{ dir, id, label string }{{"outV", e.OutV, e.OutVLabel}, {"inV", e.InV, e.InVLabel}} {
 			if _, ok := req.labels[end.id]; ok {
 				continue // checked against the document by parseIngest
 			}
@@ -179,6 +205,9 @@ func (st *writeStmts) writeDocument(ctx context.Context, req *ingestRequest, now
 				if err != nil {
 					return ingestResult{}, fmt.Errorf("look up vertex %s: %w", end.id, err)
 				}
+				if stored == nil {
+					stored = map[string]string{}
+				}
 				stored[end.id] = label
 			}
 			if label != end.label {
@@ -186,47 +215,28 @@ func (st *writeStmts) writeDocument(ctx context.Context, req *ingestRequest, now
 			}
 		}
 	}
+	return ingestResult{}, nil
+}
 
-	res := ingestResult{vertices: ingestCount{Received: len(doc.Vertices)}, edges: ingestCount{Received: len(doc.Edges)}}
-	for _, v := range doc.Vertices {
-		created, err := execCreated(ctx, st.insertVertex, v.ID, v.Label, now)
+// writeVertex inserts a vertex and, if it is new, a row per property.
+func (st *writeStmts) writeVertex(ctx context.Context, v *graphson.Vertex, now string) (bool, error) {
+	created, err := execCreated(ctx, st.insertVertex, v.ID, v.Label, now)
+	if err != nil {
+		return false, fmt.Errorf("insert vertex %s: %w", v.ID, err)
+	}
+	if !created {
+		return false, nil // same id, same label and properties: already stored
+	}
+	for k, val := range v.Properties {
+		kind, value, err := encodeValue(val)
 		if err != nil {
-			return ingestResult{}, fmt.Errorf("insert vertex %s: %w", v.ID, err)
+			return false, fmt.Errorf("vertex %s property %s: %w", v.ID, k, err)
 		}
-		if !created {
-			continue // same id, same label and properties: already stored
-		}
-		res.vertices.Created++
-		for k, val := range v.Properties {
-			kind, value, err := encodeValue(val)
-			if err != nil {
-				return ingestResult{}, fmt.Errorf("vertex %s property %s: %w", v.ID, k, err)
-			}
-			if _, err := st.insertVertexProp.ExecContext(ctx, v.ID, k, v.Label, kind, value); err != nil {
-				return ingestResult{}, fmt.Errorf("insert vertex %s property %s: %w", v.ID, k, err)
-			}
+		if _, err := st.insertVertexProp.ExecContext(ctx, v.ID, k, v.Label, kind, value); err != nil {
+			return false, fmt.Errorf("insert vertex %s property %s: %w", v.ID, k, err)
 		}
 	}
-	for _, e := range doc.Edges {
-		created, err := execCreated(ctx, st.insertEdge, e.ID, e.Label, e.OutV, e.OutVLabel, e.InV, e.InVLabel, now)
-		if err != nil {
-			return ingestResult{}, fmt.Errorf("insert edge %s: %w", e.ID, err)
-		}
-		if !created {
-			continue
-		}
-		res.edges.Created++
-		for k, val := range e.Properties {
-			kind, value, err := encodeValue(val)
-			if err != nil {
-				return ingestResult{}, fmt.Errorf("edge %s property %s: %w", e.ID, k, err)
-			}
-			if _, err := st.insertEdgeProp.ExecContext(ctx, e.ID, k, kind, value); err != nil {
-				return ingestResult{}, fmt.Errorf("insert edge %s property %s: %w", e.ID, k, err)
-			}
-		}
-	}
-	return res, nil
+	return true, nil
 }
 
 // execCreated runs an INSERT … ON CONFLICT DO NOTHING and reports whether it

@@ -1,0 +1,163 @@
+package localpersist
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/linoone/linoone/internal/graphson"
+)
+
+// v1Answer is what the version 1 store answered to a query (testdata/persist-v1).
+type v1Answer struct {
+	Script   string          `json:"script"`
+	Bindings map[string]any  `json:"bindings"`
+	Data     json.RawMessage `json:"data"`
+}
+
+// copyV1 copies the version 1 database made by the v1 store into a fresh directory.
+func copyV1(t *testing.T) string {
+	t.Helper()
+	src, err := os.Open("testdata/persist-v1/persist.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	path := filepath.Join(t.TempDir(), "persist.db")
+	dst, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// checkV1Answers asks the store every query of answers.json and compares.
+func checkV1Answers(t *testing.T, e *testEnv) {
+	t.Helper()
+	b, err := os.ReadFile("testdata/persist-v1/answers.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answers []v1Answer
+	if err := json.Unmarshal(b, &answers); err != nil {
+		t.Fatal(err)
+	}
+	generic := func(raw []byte) any {
+		t.Helper()
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		return v
+	}
+	for _, a := range answers {
+		status, r := e.gremlin(t, a.Script, a.Bindings)
+		if status != http.StatusOK {
+			t.Errorf("%s: HTTP %d: %s", a.Script, status, r.Status.Message)
+			continue
+		}
+		if diff := cmp.Diff(generic(a.Data), generic(r.Result.Data)); diff != "" {
+			t.Errorf("%s: answer differs from v1 (-v1 +now):\n%s", a.Script, diff)
+		}
+	}
+}
+
+func TestMigrateV1(t *testing.T) {
+	e := openEnv(t, copyV1(t), Options{})
+	checkV1Answers(t, e)
+	var version int
+	if err := e.store.rdb.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil || version != schemaVersion {
+		t.Errorf("user_version %d (%v), want %d", version, err, schemaVersion)
+	}
+	var old int
+	if err := e.store.rdb.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = 'edge_properties'`).Scan(&old); err != nil || old != 0 {
+		t.Errorf("edge_properties still there (%d, %v)", old, err)
+	}
+	// Every migrated edge still hashes to its id from what is stored.
+	edges := e.query(t, "g.V().outE().count()", nil)
+	rows, err := e.store.rdb.Query(`SELECT id, label, out_v, in_v, properties FROM edges`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var id, label, out, in, raw string
+		if err := rows.Scan(&id, &label, &out, &in, &raw); err != nil {
+			t.Fatal(err)
+		}
+		props, err := decodeProperties(raw)
+		if err != nil {
+			t.Fatalf("edge %s: %v", id, err)
+		}
+		if got, err := graphson.EdgeID(label, out, in, props); err != nil || got != id {
+			t.Errorf("edge %s: stored properties %s hash to %s (%v)", id, raw, got, err)
+		}
+		n++
+	}
+	if n == 0 || !cmp.Equal(edges, []any{int64(n)}) {
+		t.Errorf("%d edge rows, %v edges answered", n, edges)
+	}
+	// The migrated store takes new clicks on old short URLs.
+	popular := shortURL(t, "7BTadEDkJ8")
+	if r := e.mustIngest(t, graphson.Document{Edges: []graphson.Edge{click(t, popular, "ev_new")}}); r.Edges.Created != 1 {
+		t.Errorf("new click after migration: %+v", r)
+	}
+	if got := e.query(t, countQuery, map[string]any{"token": "7BTadEDkJ8"}); !cmp.Equal(got, []any{int64(4)}) {
+		t.Errorf("clicks after migration and one more = %v, want 4", got)
+	}
+}
+
+// TestMigrateV1FailsWhole makes the migration fail after it has dropped the v1
+// tables (an object already holds a name it creates last): the transaction rolls
+// back and the file is the v1 file still, which migrates once the obstacle is gone.
+func TestMigrateV1FailsWhole(t *testing.T) {
+	path := copyV1(t)
+	raw := func(stmt string) {
+		t.Helper()
+		db, err := sql.Open("sqlite", dsn(path, true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw(`CREATE TABLE edges_in (x ANY) STRICT`)
+	if st, err := Open(context.Background(), path, Options{}); err == nil {
+		st.Close()
+		t.Fatal("migration succeeded despite the obstacle")
+	} else if !strings.Contains(err.Error(), "migrate schema 1 to 2") {
+		t.Fatalf("open: %v", err)
+	}
+
+	db, err := sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var version, props int
+	if err := db.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil || version != 1 {
+		t.Errorf("user_version after a failed migration: %d (%v), want 1", version, err)
+	}
+	if err := db.QueryRow(`SELECT count(*) FROM edge_properties`).Scan(&props); err != nil || props == 0 {
+		t.Errorf("v1 edge_properties after a failed migration: %d rows (%v)", props, err)
+	}
+	db.Close()
+
+	raw(`DROP TABLE edges_in`)
+	checkV1Answers(t, openEnv(t, path, Options{}))
+}
