@@ -102,11 +102,11 @@ func TestUnavailable(t *testing.T) {
 		rejected   bool
 		ingestOnly bool // the failure concerns Gremlin answers; an ingest with a JSON 200 succeeds
 	}{
-		{"500", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", 500) }, false, false},
-		{"503", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", 503) }, false, false},
-		{"429", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "slow down", 429) }, false, false},
-		{"400", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "bad", 400) }, true, false},
-		{"403", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "denied", 403) }, true, false},
+		{"500", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", http.StatusInternalServerError) }, false, false},
+		{"503", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", http.StatusServiceUnavailable) }, false, false},
+		{"429", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "slow down", http.StatusTooManyRequests) }, false, false},
+		{"400", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "bad", http.StatusBadRequest) }, true, false},
+		{"403", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "denied", http.StatusForbidden) }, true, false},
 		{"garbage", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "<html>") }, true, false},
 		{"gremlin error status", func(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.WriteString(w, `{"status":{"code":597,"message":"No such property"},"result":{"data":null}}`)

@@ -89,7 +89,7 @@ func TestCurlSigV4(t *testing.T) {
 			body := string(out[:i])
 			status, _ := strconv.Atoi(string(out[i+1:]))
 
-			served, rejected, gotErr, seen := rec.snapshot()
+			served, rejected, seen, gotErr := rec.snapshot()
 			if tc.wantErr == nil {
 				if gotErr != nil || status != 200 || served != 1 {
 					t.Fatalf("status %d, served %d, err %v; want 200, served once", status, served, gotErr)

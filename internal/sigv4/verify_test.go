@@ -41,10 +41,10 @@ type recorder struct {
 	body     []byte
 }
 
-func (r *recorder) snapshot() (served, rejected int, err error, body []byte) {
+func (r *recorder) snapshot() (served, rejected int, body []byte, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.served, r.rejected, r.err, r.body
+	return r.served, r.rejected, r.body, r.err
 }
 
 // newServer serves v's middleware in front of a handler that records the
@@ -323,7 +323,7 @@ func TestVerifyThroughServer(t *testing.T) {
 			respBody, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 
-			served, rejected, gotErr, seen := rec.snapshot()
+			served, rejected, seen, gotErr := rec.snapshot()
 			if tc.wantErr == nil {
 				if gotErr != nil || resp.StatusCode != http.StatusOK || served != 1 {
 					t.Fatalf("status %d, served %d, err %v; want 200, served once, no error", resp.StatusCode, served, gotErr)
@@ -374,7 +374,7 @@ func TestVerifySDKSignerWithoutContentHash(t *testing.T) {
 				t.Fatalf("do: %v", err)
 			}
 			resp.Body.Close()
-			served, _, gotErr, _ := rec.snapshot()
+			served, _, _, gotErr := rec.snapshot()
 			if !errors.Is(gotErr, tc.wantErr) || (tc.wantErr == nil) != (served == 1) {
 				t.Fatalf("err = %v, served %d; want err %v", gotErr, served, tc.wantErr)
 			}
@@ -416,7 +416,7 @@ func TestTransport(t *testing.T) {
 			if req.Header.Get("Authorization") != "" {
 				t.Error("Transport modified the caller's request")
 			}
-			served, _, gotErr, _ := rec.snapshot()
+			served, _, _, gotErr := rec.snapshot()
 			if !errors.Is(gotErr, tc.wantErr) {
 				t.Fatalf("err = %v, want %v", gotErr, tc.wantErr)
 			}
@@ -587,7 +587,7 @@ func TestVerifyConcurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if served, rejected, err, _ := rec.snapshot(); served != n || rejected != 0 {
+	if served, rejected, _, err := rec.snapshot(); served != n || rejected != 0 {
 		t.Errorf("served %d, rejected %d (last error %v); want %d, 0", served, rejected, err, n)
 	}
 }

@@ -118,6 +118,7 @@ func writeZip(w io.Writer, content []byte) error {
 		UncompressedSize64: uint64(len(content)),
 	}
 	// The deprecated MS-DOS fields, not Modified, which would add an extra field.
+	//lint:ignore SA1019 Modified would add an extended-timestamp field and change the bytes
 	fh.ModifiedDate, fh.ModifiedTime = msdosDate, msdosTime
 	fh.SetMode(entryMode) // creator Unix, external attributes 0100755 << 16
 
