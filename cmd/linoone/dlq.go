@@ -22,7 +22,7 @@ func listDLQ(ctx context.Context, args []string, getenv func(string) string, std
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, err := config.Load(getenv)
+	cfg, err := config.LoadDLQ(getenv)
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func replay(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, err := config.Load(getenv)
+	cfg, err := config.LoadReplay(getenv)
 	if err != nil {
 		return err
 	}

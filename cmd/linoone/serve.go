@@ -16,13 +16,12 @@ import (
 	"time"
 
 	"github.com/linoone/linoone/internal/config"
-	"github.com/linoone/linoone/internal/eventid"
-	"github.com/linoone/linoone/internal/hotset"
 	"github.com/linoone/linoone/internal/httpapi"
 	"github.com/linoone/linoone/internal/localbus"
 	"github.com/linoone/linoone/internal/localpersist"
 	"github.com/linoone/linoone/internal/metrics"
 	"github.com/linoone/linoone/internal/persist"
+	"github.com/linoone/linoone/internal/resolverstack"
 	"github.com/linoone/linoone/internal/shorturl"
 	"github.com/linoone/linoone/internal/sigv4"
 )
@@ -47,7 +46,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if fs.NArg() > 0 {
 		return fmt.Errorf("serve takes no arguments; configure it with LINOONE_* variables")
 	}
-	cfg, err := config.Load(getenv)
+	cfg, err := config.LoadServe(getenv)
 	if err != nil {
 		return err
 	}
@@ -55,13 +54,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
-	creds, credsPath, created, err := sigv4.LoadOrCreate(cfg.DataDir, getenv)
+	creds, err := serveCredentials(cfg, log)
 	if err != nil {
 		return err
-	}
-	if credsPath != "" {
-		// Where the pair is, never the secret itself.
-		log.Info("management api credentials", "access_key_id", creds.AccessKeyID, "credentials_file", credsPath, "created", created)
 	}
 
 	s := &stack{log: log}
@@ -69,72 +64,96 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err := s.listen(cfg); err != nil {
 		return err
 	}
-	if cfg.LocalPersist {
-		lp, err := localpersist.Open(ctx, filepath.Join(cfg.DataDir, persistFile), localpersist.Options{Logger: log})
-		if err != nil {
-			return fmt.Errorf("local persist: %w", err)
-		}
-		s.closers = append(s.closers, lp.Close)
-		s.persist = newServer(lp.Handler(), log)
-	}
-	pc, err := persist.New(persist.Config{BaseURL: cfg.PersistURL, Timeout: cfg.PersistTimeout, InlineLiterals: cfg.PersistInline})
+	pc, err := s.openPersist(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	bus, err := localbus.OpenBus(filepath.Join(cfg.DataDir, busDir), localbus.BusOptions{Fault: cfg.BusFault, Region: cfg.Region, Sync: cfg.BusSync, Logger: log})
+	dlq, err := s.openBus(cfg, pc)
 	if err != nil {
-		return fmt.Errorf("local bus: %w", err)
+		return err
 	}
-	s.bus = bus
-	if cfg.BusFault != "" {
-		log.Warn("bus fault drill: every publish fails", "fault", cfg.BusFault)
-	}
-	var consumer *localbus.Consumer
-	if cfg.Consumer == "inline" {
-		if consumer, err = newConsumer(cfg, pc, bus.Notify(), log); err != nil {
-			return err
-		}
-		s.consumer = consumer
-	}
-	dlq, err := localbus.OpenDLQ(filepath.Join(cfg.DataDir, dlqDir), localbus.DLQOptions{Logger: log})
+	rs, err := resolverstack.New(resolverstack.Deps{Store: pc, Publisher: s.bus, DeadLetters: dlq, CacheSize: cfg.CacheSize,
+		PublishTimeout: cfg.PublishTimeout, Logger: log, MetricsOut: stderr, Environment: cfg.Environment})
 	if err != nil {
-		return fmt.Errorf("click dlq: %w", err)
+		return err
 	}
+	mgmt, err := newManagement(cfg, rs.Store, pc, creds, log)
+	if err != nil {
+		return err
+	}
+	s.resolver = newServer(rs.Handler, log)
+	s.management = newServer(mgmt, log)
+	return s.run(ctx, cfg, rs.Metrics)
+}
 
-	counters := &shorturl.Counters{}
-	ids := eventid.New()
-	rec, err := shorturl.NewRecorder(shorturl.RecorderConfig{Publisher: bus, DeadLetters: dlq, EventIDs: ids.Next,
-		PublishTimeout: cfg.PublishTimeout, Logger: log, Counters: counters})
+// serveCredentials are the management API's credentials: the environment pair, or
+// the pair in the data directory, created on first start.
+func serveCredentials(cfg config.Serve, log *slog.Logger) (sigv4.Credentials, error) {
+	creds, credsPath, created, err := sigv4.LoadOrCreate(cfg.DataDir, cfg.Credentials)
 	if err != nil {
-		return err
+		return sigv4.Credentials{}, err
 	}
-	var store shorturl.Store = pc
-	if cfg.CacheSize > 0 {
-		store = hotset.New(pc, cfg.CacheSize)
+	if credsPath != "" {
+		// Where the pair is, never the secret itself.
+		log.Info("management api credentials", "access_key_id", creds.AccessKeyID, "credentials_file", credsPath, "created", created)
 	}
-	resolver, err := shorturl.NewResolver(store, rec)
-	if err != nil {
-		return err
-	}
+	return creds, nil
+}
+
+// newManagement is the management API: the issuer on the resolver's store (sharing
+// its hot set), SigV4-checked with the local credentials.
+func newManagement(cfg config.Serve, store shorturl.Store, pc *persist.Client, creds sigv4.Credentials, log *slog.Logger) (http.Handler, error) {
 	issuer, err := shorturl.NewIssuer(shorturl.IssuerConfig{Store: store, ResolverBaseURL: cfg.ResolverBaseURL, Rand: rand.Reader})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	verifier, err := sigv4.New(creds, cfg.Region, "execute-api")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	mgmt, err := httpapi.NewManagement(httpapi.ManagementDeps{Issuer: issuer, Clicker: pc, Authenticator: verifier, Logger: log})
+	return httpapi.NewManagement(httpapi.ManagementDeps{Issuer: issuer, Clicker: pc, Authenticator: verifier, Logger: log})
+}
+
+// openPersist starts local Persist when no LINOONE_PERSIST_URL names another, and
+// returns the client of the Persist in use.
+func (s *stack) openPersist(ctx context.Context, cfg config.Serve) (*persist.Client, error) {
+	if cfg.Persist.Start {
+		lp, err := localpersist.Open(ctx, filepath.Join(cfg.DataDir, persistFile), localpersist.Options{Logger: s.log})
+		if err != nil {
+			return nil, fmt.Errorf("local persist: %w", err)
+		}
+		s.closers = append(s.closers, lp.Close)
+		s.persist = newServer(lp.Handler(), s.log)
+	}
+	return newPersistClient(cfg.Persist)
+}
+
+// openBus opens the local bus, starts its consumer when serve delivers the bus
+// (LINOONE_CONSUMER=inline), and opens the click DLQ.
+func (s *stack) openBus(cfg config.Serve, pc *persist.Client) (*localbus.DLQ, error) {
+	bus, err := localbus.OpenBus(filepath.Join(cfg.DataDir, busDir), localbus.BusOptions{Fault: cfg.BusFault, Region: cfg.Region, Sync: cfg.BusSync, Logger: s.log})
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("local bus: %w", err)
 	}
-	s.resolver = newServer(httpapi.NewResolver(httpapi.ResolverDeps{Resolver: resolver, Logger: log}), log)
-	s.management = newServer(mgmt, log)
-	emf, err := metrics.New(stderr, cfg.Environment, metrics.ClickFacts(counters)...)
+	s.bus = bus
+	if cfg.BusFault != "" {
+		s.log.Warn("bus fault drill: every publish fails", "fault", cfg.BusFault)
+	}
+	if cfg.Consumer == localbus.ConsumerInline {
+		if s.consumer, err = newConsumer(cfg.DataDir, pc, bus.Notify(), s.log); err != nil {
+			return nil, err
+		}
+	}
+	dlq, err := localbus.OpenDLQ(filepath.Join(cfg.DataDir, dlqDir), localbus.DLQOptions{Logger: s.log})
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("click dlq: %w", err)
 	}
-	return s.run(ctx, cfg, consumer, emf)
+	return dlq, nil
+}
+
+// newPersistClient is the client of the Persist a local command uses.
+func newPersistClient(p config.LocalPersist) (*persist.Client, error) {
+	return persist.New(persist.Config{BaseURL: p.URL, Timeout: p.Timeout, InlineLiterals: p.InlineLiterals})
 }
 
 // stack is what serve started, so that it stops in the right order.
@@ -149,7 +168,7 @@ type stack struct {
 
 // listen binds every address first, so a port in use is reported before anything
 // starts.
-func (s *stack) listen(cfg config.Config) error {
+func (s *stack) listen(cfg config.Serve) error {
 	var err error
 	if s.resolverLn, err = net.Listen("tcp", cfg.ResolverAddr); err != nil {
 		return fmt.Errorf("resolver: %w", err)
@@ -157,8 +176,8 @@ func (s *stack) listen(cfg config.Config) error {
 	if s.managementLn, err = net.Listen("tcp", cfg.ManagementAddr); err != nil {
 		return fmt.Errorf("management api: %w", err)
 	}
-	if cfg.LocalPersist {
-		if s.pLn, err = net.Listen("tcp", cfg.PersistAddr); err != nil {
+	if cfg.Persist.Start {
+		if s.pLn, err = net.Listen("tcp", cfg.Persist.Addr); err != nil {
 			return fmt.Errorf("local persist: %w", err)
 		}
 	}
@@ -177,7 +196,8 @@ func newServer(h http.Handler, log *slog.Logger) *http.Server {
 	}
 }
 
-func (s *stack) run(ctx context.Context, cfg config.Config, consumer *localbus.Consumer, emf *metrics.EMF) error {
+func (s *stack) run(ctx context.Context, cfg config.Serve, emf *metrics.EMF) error {
+	consumer := s.consumer
 	errc := make(chan error, 3)
 	var servers sync.WaitGroup
 	serveOn := func(srv *http.Server, ln net.Listener, name string) {
@@ -207,10 +227,10 @@ func (s *stack) run(ctx context.Context, cfg config.Config, consumer *localbus.C
 	s.log.Info("linoone serving",
 		"resolver", "http://"+s.resolverLn.Addr().String(),
 		"management", "http://"+s.managementLn.Addr().String(),
-		"persist", cfg.PersistURL,
+		"persist", cfg.Persist.URL,
 		"resolver_base_url", cfg.ResolverBaseURL,
-		"bus_consumer", cfg.Consumer,
-		"bus_sync", cfg.BusSync,
+		"bus_consumer", cfg.Consumer.String(),
+		"bus_sync", cfg.BusSync.String(),
 		"data_dir", cfg.DataDir)
 
 	var runErr error
@@ -266,9 +286,9 @@ func (s *stack) close() {
 
 // newConsumer is the local bus consumer: it ingests facts into Persist and appends
 // them to facts.jsonl.
-func newConsumer(cfg config.Config, pc *persist.Client, notify <-chan struct{}, log *slog.Logger) (*localbus.Consumer, error) {
-	c, err := localbus.NewConsumer(filepath.Join(cfg.DataDir, busDir), localbus.ConsumerOptions{
-		Ingester: pc, FactsPath: filepath.Join(cfg.DataDir, factsFile), Notify: notify, Logger: log,
+func newConsumer(dataDir string, pc *persist.Client, notify <-chan struct{}, log *slog.Logger) (*localbus.Consumer, error) {
+	c, err := localbus.NewConsumer(filepath.Join(dataDir, busDir), localbus.ConsumerOptions{
+		Ingester: pc, FactsPath: filepath.Join(dataDir, factsFile), Notify: notify, Logger: log,
 		// Only a document Persist refuses as invalid is set aside; any other failure
 		// (Persist down, credentials, a proxy) blocks and is retried: no click is lost.
 		IsRejected: func(err error) bool { return errors.Is(err, persist.ErrInvalidDocument) }})
@@ -288,16 +308,16 @@ func consume(ctx context.Context, args []string, getenv func(string) string, std
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, err := config.Load(getenv)
+	cfg, err := config.LoadConsume(getenv)
 	if err != nil {
 		return err
 	}
 	log := cfg.Logger(stderr)
-	pc, err := persist.New(persist.Config{BaseURL: cfg.PersistURL, Timeout: cfg.PersistTimeout, InlineLiterals: cfg.PersistInline})
+	pc, err := newPersistClient(cfg.Persist)
 	if err != nil {
 		return err
 	}
-	c, err := newConsumer(cfg, pc, nil, log)
+	c, err := newConsumer(cfg.DataDir, pc, nil, log)
 	if err != nil {
 		return err
 	}

@@ -36,17 +36,14 @@ func shorten(ctx context.Context, args []string, getenv func(string) string, std
 		fs.Usage()
 		return errors.New("exactly one target URL is required")
 	}
-	cfg, err := config.Load(getenv)
+	cfg, err := config.LoadShorten(getenv)
 	if err != nil {
 		return err
 	}
 	if *endpoint == "" {
-		*endpoint = getenv("LINOONE_MANAGEMENT_URL")
+		*endpoint = cfg.ManagementURL
 	}
-	if *endpoint == "" {
-		*endpoint = "http://" + cfg.ManagementAddr
-	}
-	creds, err := producerCredentials(cfg.DataDir, getenv)
+	creds, err := producerCredentials(cfg)
 	if err != nil {
 		return err
 	}
@@ -75,15 +72,15 @@ func shorten(ctx context.Context, args []string, getenv func(string) string, std
 // producerCredentials are the SigV4 credentials of the producer CLI: the environment
 // pair, or the pair `linoone serve` wrote into the data directory. Unlike serve, it
 // never creates one — a new random pair would not match the server's.
-func producerCredentials(dataDir string, getenv func(string) string) (sigv4.Credentials, error) {
-	if getenv(sigv4.EnvAccessKeyID) == "" && getenv(sigv4.EnvSecretAccessKey) == "" {
-		path := filepath.Join(dataDir, sigv4.CredentialsFile)
+func producerCredentials(cfg config.Shorten) (sigv4.Credentials, error) {
+	if cfg.Credentials == (sigv4.Credentials{}) {
+		path := filepath.Join(cfg.DataDir, sigv4.CredentialsFile)
 		if _, err := os.Stat(path); err != nil {
 			return sigv4.Credentials{}, fmt.Errorf("no credentials: set %s and %s, or start `linoone serve` with the same LINOONE_DATA_DIR (%s) first",
-				sigv4.EnvAccessKeyID, sigv4.EnvSecretAccessKey, dataDir)
+				sigv4.EnvAccessKeyID, sigv4.EnvSecretAccessKey, cfg.DataDir)
 		}
 	}
-	creds, _, _, err := sigv4.LoadOrCreate(dataDir, getenv)
+	creds, _, _, err := sigv4.LoadOrCreate(cfg.DataDir, cfg.Credentials)
 	return creds, err
 }
 

@@ -5,7 +5,6 @@ package awswire
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -19,10 +18,38 @@ import (
 	"github.com/linoone/linoone/internal/persist"
 )
 
+// Function is a function's typed configuration (*config.IssueFunction, …): the part
+// every function reads, and the values it keeps in SSM parameters.
+type Function interface {
+	Shared() config.Function
+	Params() []*config.SSMValue
+}
+
+var (
+	_ Function = (*config.IssueFunction)(nil)
+	_ Function = (*config.ResolveFunction)(nil)
+	_ Function = (*config.ReplayFunction)(nil)
+)
+
+// Load is the start of every function, after its configuration is read: the AWS
+// configuration, the values the function keeps in SSM parameters (filled into fn),
+// and the logger LINOONE_LOG_LEVEL asks for.
+func Load(ctx context.Context, fn Function) (aws.Config, *slog.Logger, error) {
+	shared := fn.Shared()
+	awsCfg, err := LoadAWS(ctx, shared.Region)
+	if err == nil && len(fn.Params()) > 0 {
+		err = ResolveParams(ctx, ssm.NewFromConfig(awsCfg), fn.Params()...)
+	}
+	if err != nil {
+		return aws.Config{}, nil, fmt.Errorf("configuration: %w", err)
+	}
+	return awsCfg, shared.Logger(os.Stdout), nil
+}
+
 // LoadAWS loads the default AWS configuration (the Lambda role, AWS_ENDPOINT_URL_*
-// overrides) for the configured region.
-func LoadAWS(ctx context.Context, cfg config.Config) (aws.Config, error) {
-	c, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion(cfg.Region))
+// overrides) for region.
+func LoadAWS(ctx context.Context, region string) (aws.Config, error) {
+	c, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion(region))
 	if err != nil {
 		return aws.Config{}, fmt.Errorf("load aws config: %w", err)
 	}
@@ -36,59 +63,30 @@ type GetParameterAPI interface {
 
 var _ GetParameterAPI = (*ssm.Client)(nil)
 
-// ResolveParams fills the Persist URL and the resolver base URL from the SSM
-// parameters named in the configuration, when they are, and checks them like the
-// environment variables they replace.
-func ResolveParams(ctx context.Context, cfg *config.Config, api GetParameterAPI) error {
-	if cfg.LocalPersist { // config.Load's local-mode default is no Persist for a function
-		return errors.New("LINOONE_PERSIST_URL: required (or LINOONE_PERSIST_URL_PARAM naming an SSM parameter)")
-	}
-	for _, p := range []struct {
-		name string
-		dst  *string
-	}{{cfg.PersistSSM, &cfg.PersistURL}, {cfg.ResolverBaseSSM, &cfg.ResolverBaseURL}} {
-		if p.name == "" {
+// ResolveParams fills each value that names an SSM parameter from it, in order.
+func ResolveParams(ctx context.Context, api GetParameterAPI, values ...*config.SSMValue) error {
+	for _, v := range values {
+		if v.Param == "" {
 			continue
 		}
-		out, err := api.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(p.name)})
+		out, err := api.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(v.Param)})
 		if err != nil {
-			return fmt.Errorf("ssm parameter %s: %w", p.name, err)
+			return fmt.Errorf("ssm parameter %s: %w", v.Param, err)
 		}
 		if out.Parameter == nil || strings.TrimSpace(aws.ToString(out.Parameter.Value)) == "" {
-			return fmt.Errorf("ssm parameter %s is empty", p.name)
+			return fmt.Errorf("ssm parameter %s is empty", v.Param)
 		}
-		*p.dst = strings.TrimSpace(aws.ToString(out.Parameter.Value))
+		v.Value = strings.TrimSpace(aws.ToString(out.Parameter.Value))
 	}
 	return nil
 }
 
 // Persist builds the Persist client; with LINOONE_PERSIST_SIGV4 it signs every call
-// with the function role's credentials (service execute-api).
-func Persist(cfg config.Config, awsCfg aws.Config) (*persist.Client, error) {
-	pc := persist.Config{BaseURL: cfg.PersistURL, Timeout: cfg.PersistTimeout, InlineLiterals: cfg.PersistInline}
-	if cfg.PersistSigV4 {
-		pc.SigV4 = &persist.SigV4{Credentials: awsCfg.Credentials, Region: cfg.Region}
+// with the function role's credentials (service execute-api) for region.
+func Persist(p config.Persist, region string, awsCfg aws.Config) (*persist.Client, error) {
+	pc := persist.Config{BaseURL: p.URL.Value, Timeout: p.Timeout, InlineLiterals: p.InlineLiterals}
+	if p.SigV4 {
+		pc.SigV4 = &persist.SigV4{Credentials: awsCfg.Credentials, Region: region}
 	}
 	return persist.New(pc)
-}
-
-// Load is the start of every function: the configuration with the variables the
-// function requires, the AWS configuration, and — for functions that talk to
-// Persist — the values kept in SSM parameters. The logger follows LINOONE_LOG_LEVEL.
-func Load(ctx context.Context, getenv func(string) string, withPersist bool, required ...string) (config.Config, aws.Config, *slog.Logger, error) {
-	cfg, err := config.Load(getenv)
-	if err == nil && len(required) > 0 {
-		err = cfg.Require(required...)
-	}
-	if err != nil {
-		return config.Config{}, aws.Config{}, nil, fmt.Errorf("bad configuration: %w", err)
-	}
-	awsCfg, err := LoadAWS(ctx, cfg)
-	if err == nil && withPersist {
-		err = ResolveParams(ctx, &cfg, ssm.NewFromConfig(awsCfg))
-	}
-	if err != nil {
-		return config.Config{}, aws.Config{}, nil, fmt.Errorf("configuration: %w", err)
-	}
-	return cfg, awsCfg, cfg.Logger(os.Stdout), nil
 }

@@ -5,95 +5,117 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/linoone/linoone/internal/localbus"
+	"github.com/linoone/linoone/internal/sigv4"
 )
 
 func env(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
 
+// localDefaultPersist is where the local commands reach Persist by default.
+var localDefaultPersist = LocalPersist{Addr: "127.0.0.1:8082", URL: "http://127.0.0.1:8082", Start: true, Timeout: 2 * time.Second}
+
 func TestDefaults(t *testing.T) {
-	c, err := Load(env(nil))
-	if err != nil {
-		t.Fatal(err)
+	info := Logging{LogLevel: slog.LevelInfo}
+	fn := Function{Logging: info, Region: "us-east-1", Environment: "local"}
+	tests := []struct {
+		name string
+		load func(func(string) string) (any, error)
+		want any
+	}{
+		{"serve", loader(LoadServe), Serve{
+			Logging: info, ResolverAddr: "127.0.0.1:8080", ManagementAddr: "127.0.0.1:8081", DataDir: "./.linoone",
+			Region: "us-east-1", Environment: "local", ResolverBaseURL: "http://127.0.0.1:8080", Persist: localDefaultPersist,
+			BusSync: localbus.SyncEach, Consumer: localbus.ConsumerInline,
+			PublishTimeout: 500 * time.Millisecond, CacheSize: 100000, MetricsNamespace: "Linoone",
+		}},
+		{"consume", loader(LoadConsume), Consume{Logging: info, DataDir: "./.linoone", Persist: localDefaultPersist}},
+		{"dlq", loader(LoadDLQ), DLQ{DataDir: "./.linoone"}},
+		{"replay", loader(LoadReplay), Replay{DataDir: "./.linoone", Region: "us-east-1"}},
+		{"shorten", loader(LoadShorten), Shorten{ManagementURL: "http://127.0.0.1:8081", DataDir: "./.linoone", Region: "us-east-1"}},
+		// A function has no defaults for what it requires: see TestFunctionRequirements.
+		{"issue function", loader(LoadIssueFunction), IssueFunction{
+			Function: fn, ResolverBaseURL: SSMValue{Value: "http://127.0.0.1:8080"},
+			Persist: Persist{URL: SSMValue{Value: "http://persist"}, Timeout: 2 * time.Second},
+		}},
+		{"resolve function", loader(LoadResolveFunction), ResolveFunction{
+			Function: fn, Persist: Persist{URL: SSMValue{Value: "http://persist"}, Timeout: 2 * time.Second},
+			EventBus: "bus", ClickDLQURL: "https://queue", PublishTimeout: 500 * time.Millisecond, CacheSize: 100000, MetricsNamespace: "Linoone",
+		}},
+		{"replay function", loader(LoadReplayFunction), ReplayFunction{Function: fn, EventBus: "bus", MetricsNamespace: "Linoone"}},
 	}
-	want := Config{
-		ResolverAddr: "127.0.0.1:8080", ManagementAddr: "127.0.0.1:8081", PersistAddr: "127.0.0.1:8082",
-		DataDir: "./.linoone", Consumer: "inline", BusSync: "each", Region: "us-east-1", Environment: "local", LogLevel: slog.LevelInfo,
-		ResolverBaseURL: "http://127.0.0.1:8080", PersistURL: "http://127.0.0.1:8082", LocalPersist: true,
-		PersistTimeout: 2 * time.Second, PublishTimeout: 500 * time.Millisecond, MetricsNamespace: "Linoone", CacheSize: 100000,
+	required := map[string]string{
+		"LINOONE_PERSIST_URL": "http://persist", "LINOONE_EVENT_BUS": "bus", "LINOONE_CLICK_DLQ_URL": "https://queue",
 	}
-	if c != want {
-		t.Fatalf("defaults:\n got %+v\nwant %+v", c, want)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			getenv := env(nil)
+			if strings.HasSuffix(tt.name, "function") {
+				getenv = env(required)
+			}
+			got, err := tt.load(getenv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("defaults (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
+// loader makes a Load function's result comparable in a table.
+func loader[C any](load func(func(string) string) (C, error)) func(func(string) string) (any, error) {
+	return func(getenv func(string) string) (any, error) { return load(getenv) }
+}
+
 func TestOverrides(t *testing.T) {
-	c, err := Load(env(map[string]string{
+	c, err := LoadServe(env(map[string]string{
 		"LINOONE_RESOLVER_ADDR":     "127.0.0.1:9000",
 		"LINOONE_PERSIST_URL":       "https://persist.example/prod",
-		"LINOONE_PERSIST_SIGV4":     "true",
 		"AWS_REGION":                "eu-west-1",
-		"LINOONE_EVENT_BUS":         "arn:aws:events:eu-west-1:123456789012:event-bus/engagement",
-		"LINOONE_CLICK_DLQ_URL":     "https://sqs.eu-west-1.amazonaws.com/123456789012/click-dlq",
 		"LINOONE_PUBLISH_TIMEOUT":   "250ms",
 		"LINOONE_LOG_LEVEL":         "DEBUG",
 		"LINOONE_BUS_FAULT":         "always",
+		"LINOONE_BUS_SYNC":          "interval",
+		"LINOONE_CONSUMER":          "external",
 		"LINOONE_RESOLVER_BASE_URL": "https://go.example.com",
+		sigv4.EnvAccessKeyID:        "AKIDEXAMPLE",
+		sigv4.EnvSecretAccessKey:    "shh",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.ResolverBaseURL != "https://go.example.com" || c.LocalPersist || !c.PersistSigV4 || c.Region != "eu-west-1" ||
-		c.PublishTimeout != 250*time.Millisecond || c.LogLevel != slog.LevelDebug || c.BusFault != "always" {
+	if c.ResolverBaseURL != "https://go.example.com" || c.Persist.Start || c.Persist.URL != "https://persist.example/prod" ||
+		c.Region != "eu-west-1" || c.PublishTimeout != 250*time.Millisecond || c.LogLevel != slog.LevelDebug || c.BusFault != "always" ||
+		c.BusSync != localbus.SyncInterval || c.Consumer != localbus.ConsumerExternal ||
+		c.Credentials != (sigv4.Credentials{AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "shh"}) {
 		t.Fatalf("%+v", c)
 	}
-	if err := c.Require("LINOONE_EVENT_BUS", "LINOONE_CLICK_DLQ_URL", "LINOONE_PERSIST_URL"); err != nil {
+	if c, err := LoadServe(env(map[string]string{"LINOONE_RESOLVER_ADDR": "127.0.0.1:9000"})); err != nil || c.ResolverBaseURL != "http://127.0.0.1:9000" {
+		t.Errorf("the resolver base URL defaults to the resolver address: %q, %v", c.ResolverBaseURL, err)
+	}
+	s, err := LoadShorten(env(map[string]string{"LINOONE_MANAGEMENT_ADDR": "127.0.0.1:9001"}))
+	if err != nil || s.ManagementURL != "http://127.0.0.1:9001" {
+		t.Errorf("shorten's URL defaults to the management address: %q, %v", s.ManagementURL, err)
+	}
+	s, err = LoadShorten(env(map[string]string{"LINOONE_MANAGEMENT_URL": "https://mgmt.example"}))
+	if err != nil || s.ManagementURL != "https://mgmt.example" {
+		t.Errorf("LINOONE_MANAGEMENT_URL: %q, %v", s.ManagementURL, err)
+	}
+	f, err := LoadResolveFunction(env(map[string]string{
+		"LINOONE_PERSIST_URL_PARAM": "/linoone/prod/persist-url", "LINOONE_PERSIST_SIGV4": "true", "AWS_REGION": "eu-west-1",
+		"LINOONE_EVENT_BUS":     "arn:aws:events:eu-west-1:123456789012:event-bus/engagement",
+		"LINOONE_CLICK_DLQ_URL": "https://sqs.eu-west-1.amazonaws.com/123456789012/click-dlq",
+	}))
+	if err != nil {
 		t.Fatal(err)
 	}
-}
-
-func TestReportsEveryBadVariable(t *testing.T) {
-	bad := map[string]string{
-		"LINOONE_RESOLVER_ADDR":           "nonsense",
-		"LINOONE_MANAGEMENT_ADDR":         "127.0.0.1:99999",
-		"LINOONE_RESOLVER_BASE_URL":       "ftp://x",
-		"LINOONE_PERSIST_URL":             "persist:8082",
-		"LINOONE_PERSIST_SIGV4":           "maybe",
-		"LINOONE_PERSIST_TIMEOUT":         "2 hours",
-		"LINOONE_PUBLISH_TIMEOUT":         "-1s",
-		"LINOONE_REGION":                  "moon-1",
-		"LINOONE_ENVIRONMENT":             "Prod!",
-		"LINOONE_BUS_FAULT":               "sometimes",
-		"LINOONE_CONSUMER":                "elsewhere",
-		"LINOONE_BUS_SYNC":                "never",
-		"LINOONE_EVENT_BUS":               "bus name with spaces",
-		"LINOONE_CLICK_DLQ_URL":           "sqs://queue",
-		"LINOONE_LOG_LEVEL":               "loud",
-		"LINOONE_RESOLVER_CACHE_SIZE":     "lots",
-		"LINOONE_PERSIST_URL_PARAM":       "bad name!",
-		"LINOONE_RESOLVER_BASE_URL_PARAM": "/" + strings.Repeat("a", 2048),
-	}
-	_, err := Load(env(bad))
-	if err == nil {
-		t.Fatal("no error")
-	}
-	for name := range bad {
-		if !strings.Contains(err.Error(), name+":") {
-			t.Errorf("error does not name %s:\n%v", name, err)
-		}
-	}
-}
-
-func TestRequire(t *testing.T) {
-	c, _ := Load(env(nil))
-	err := c.Require("LINOONE_EVENT_BUS", "LINOONE_CLICK_DLQ_URL", "LINOONE_PERSIST_URL")
-	for _, n := range []string{"LINOONE_EVENT_BUS", "LINOONE_CLICK_DLQ_URL", "LINOONE_PERSIST_URL"} {
-		if err == nil || !strings.Contains(err.Error(), n) {
-			t.Errorf("Require does not report %s: %v", n, err)
-		}
-	}
-	c, _ = Load(env(map[string]string{"LINOONE_PERSIST_URL_PARAM": "/linoone/prod/persist-url"}))
-	if err := c.Require("LINOONE_PERSIST_URL"); err != nil {
-		t.Errorf("an SSM parameter satisfies the persist requirement: %v", err)
+	if !f.Persist.SigV4 || f.Persist.URL.Param != "/linoone/prod/persist-url" || f.Region != "eu-west-1" {
+		t.Fatalf("%+v", f)
 	}
 }

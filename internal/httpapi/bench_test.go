@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/rand"
 	"fmt"
@@ -33,7 +32,7 @@ type benchStack struct {
 
 func newBenchStack(b *testing.B) *benchStack { return newBenchStackSync(b, localbus.SyncEach) }
 
-func newBenchStackSync(b *testing.B, sync string) *benchStack {
+func newBenchStackSync(b *testing.B, sync localbus.SyncMode) *benchStack {
 	b.Helper()
 	dir := b.TempDir()
 	lp, err := localpersist.Open(context.Background(), filepath.Join(dir, "persist.db"), localpersist.Options{})
@@ -109,17 +108,18 @@ func BenchmarkResolve(b *testing.B) {
 func BenchmarkResolveLatency(b *testing.B) {
 	for _, tc := range []struct {
 		name string
-		sync string // "" = no fact
-	}{{"lookup-only", ""}, {"fact-sync-each", localbus.SyncEach}, {"fact-sync-interval", localbus.SyncInterval}} {
+		fact bool
+		sync localbus.SyncMode
+	}{{"lookup-only", false, localbus.SyncEach}, {"fact-sync-each", true, localbus.SyncEach}, {"fact-sync-interval", true, localbus.SyncInterval}} {
 		b.Run(tc.name, func(b *testing.B) {
-			st := newBenchStackSync(b, cmp.Or(tc.sync, localbus.SyncEach))
+			st := newBenchStackSync(b, tc.sync)
 			store := hotset.New(st.client, 1000)
 			u := shorturl.ShortURL{Token: "7BTadEDkJ8", Path: "http://127.0.0.1:8080/7BTadEDkJ8", Target: "https://example.com/"}
 			if err := store.Save(context.Background(), u); err != nil {
 				b.Fatal(err)
 			}
 			var rec *shorturl.Recorder
-			if tc.sync != "" {
+			if tc.fact {
 				rec, _ = shorturl.NewRecorder(shorturl.RecorderConfig{Publisher: st.bus, DeadLetters: st.dlq, EventIDs: eventid.New().Next})
 			}
 			res, _ := shorturl.NewResolver(store, rec)

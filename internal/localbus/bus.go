@@ -52,11 +52,11 @@ type BusOptions struct {
 	Logger      *slog.Logger     // default: discard
 	SegmentSize int64            // journal segment roll size; default 64 MiB
 	MaxPending  int              // bytes waiting for the writer; default 64 MiB
-	// Sync says when a publish is acknowledged: SyncEach (default) after the batch's
-	// write and fsync; SyncInterval after the batch's write(2) reached the kernel,
-	// which survives a crash of the process, with an fsync every SyncEvery (default
-	// 20ms) bounding what a crash of the machine can lose.
-	Sync      string
+	// Sync says when a publish is acknowledged: SyncEach (the zero value) after the
+	// batch's write and fsync; SyncInterval after the batch's write(2) reached the
+	// kernel, which survives a crash of the process, with an fsync every SyncEvery
+	// (default 20ms) bounding what a crash of the machine can lose.
+	Sync      SyncMode
 	SyncEvery time.Duration
 }
 
@@ -69,12 +69,6 @@ type BusStats struct {
 	MaxBatch  int64 // most records written in one batch
 	Locked    int64 // batches written under journal.lock because another process was writing too
 }
-
-// The Sync modes.
-const (
-	SyncEach     = "each"
-	SyncInterval = "interval"
-)
 
 // Bus is the durable local event bus. It is safe for concurrent use.
 type Bus struct {
@@ -134,13 +128,6 @@ func OpenBus(dir string, opts BusOptions) (*Bus, error) {
 	}
 	if opts.Region == "" {
 		opts.Region = defaultRegion
-	}
-	switch opts.Sync {
-	case "":
-		opts.Sync = SyncEach
-	case SyncEach, SyncInterval:
-	default:
-		return nil, fmt.Errorf("open bus: sync %q is not %q or %q", opts.Sync, SyncEach, SyncInterval)
 	}
 	if opts.SyncEvery <= 0 {
 		opts.SyncEvery = 20 * time.Millisecond

@@ -11,7 +11,8 @@ import (
 	"path/filepath"
 )
 
-// Environment variables and file name read by [LoadOrCreate].
+// The environment variables that carry the local credential pair (read by the config
+// package, named in [LoadOrCreate]'s errors) and the file LoadOrCreate keeps it in.
 const (
 	EnvAccessKeyID     = "LINOONE_ACCESS_KEY_ID"
 	EnvSecretAccessKey = "LINOONE_SECRET_ACCESS_KEY"
@@ -33,17 +34,14 @@ type credentialsJSON struct {
 
 // LoadOrCreate returns the local management API credentials.
 //
-// When both LINOONE_ACCESS_KEY_ID and LINOONE_SECRET_ACCESS_KEY are set it
-// uses them and returns path "" (one set without the other is an error naming
-// the missing one). Otherwise it reads <dir>/credentials.json, or, when that
-// does not exist, generates a random pair and writes it there atomically with
-// mode 0600 (creating dir with mode 0700), reporting created. The path lets
+// fromEnv is the pair given in LINOONE_ACCESS_KEY_ID and LINOONE_SECRET_ACCESS_KEY.
+// When both are set it uses them and returns path "" (one set without the other is
+// an error naming the missing one). Otherwise it reads <dir>/credentials.json, or,
+// when that does not exist, generates a random pair and writes it there atomically
+// with mode 0600 (creating dir with mode 0700), reporting created. The path lets
 // the caller tell the user where the secret is; never print the secret.
-func LoadOrCreate(dir string, getenv func(string) string) (creds Credentials, path string, created bool, err error) {
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
-	id, secret := getenv(EnvAccessKeyID), getenv(EnvSecretAccessKey)
+func LoadOrCreate(dir string, fromEnv Credentials) (creds Credentials, path string, created bool, err error) {
+	id, secret := fromEnv.AccessKeyID, fromEnv.SecretAccessKey
 	switch {
 	case id != "" && secret != "":
 		creds = Credentials{AccessKeyID: id, SecretAccessKey: secret}

@@ -11,8 +11,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func envOf(m map[string]string) func(string) string {
-	return func(k string) string { return m[k] }
+// envOf is the pair the environment m gives LoadOrCreate.
+func envOf(m map[string]string) Credentials {
+	return Credentials{AccessKeyID: m[EnvAccessKeyID], SecretAccessKey: m[EnvSecretAccessKey]}
 }
 
 func TestLoadOrCreateEnv(t *testing.T) {

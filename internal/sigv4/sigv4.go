@@ -18,8 +18,9 @@
 // management route. Only header signatures are accepted; presigned
 // (query-string) requests fail with [ErrPresignUnsupported].
 //
-// [LoadOrCreate] bootstraps the local credential pair from the environment or
-// from a 0600 file it creates on first start.
+// [LoadOrCreate] bootstraps the local credential pair from the one given in the
+// environment (read by the config package) or from a 0600 file it creates on first
+// start.
 //
 // Error messages produced here never contain the secret access key, a
 // signature or the Authorization header.

@@ -14,6 +14,7 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/linoone/linoone/internal/awswire"
+	"github.com/linoone/linoone/internal/config"
 	"github.com/linoone/linoone/internal/httpapi"
 	"github.com/linoone/linoone/internal/shorturl"
 )
@@ -30,15 +31,19 @@ func main() {
 
 // setup reads the configuration and wires the management API into a Lambda handler.
 func setup(ctx context.Context, getenv func(string) string) (func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), error) {
-	cfg, awsCfg, log, err := awswire.Load(ctx, getenv, true)
+	cfg, err := config.LoadIssueFunction(getenv)
+	if err != nil {
+		return nil, fmt.Errorf("bad configuration: %w", err)
+	}
+	awsCfg, log, err := awswire.Load(ctx, &cfg)
 	if err != nil {
 		return nil, err
 	}
-	store, err := awswire.Persist(cfg, awsCfg)
+	store, err := awswire.Persist(cfg.Persist, cfg.Region, awsCfg)
 	if err != nil {
 		return nil, fmt.Errorf("persist client: %w", err)
 	}
-	issuer, err := shorturl.NewIssuer(shorturl.IssuerConfig{Store: store, ResolverBaseURL: cfg.ResolverBaseURL, Rand: rand.Reader})
+	issuer, err := shorturl.NewIssuer(shorturl.IssuerConfig{Store: store, ResolverBaseURL: cfg.ResolverBaseURL.Value, Rand: rand.Reader})
 	if err != nil {
 		return nil, fmt.Errorf("issuer: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/linoone/linoone/internal/awswire"
+	"github.com/linoone/linoone/internal/config"
 	"github.com/linoone/linoone/internal/eventbridge"
 	"github.com/linoone/linoone/internal/metrics"
 	"github.com/linoone/linoone/internal/replay"
@@ -31,7 +32,11 @@ func main() {
 
 // setup reads the configuration and wires the replay handler into a Lambda handler.
 func setup(ctx context.Context, getenv func(string) string) (func(context.Context, events.SQSEvent) (events.SQSEventResponse, error), error) {
-	cfg, awsCfg, log, err := awswire.Load(ctx, getenv, false, "LINOONE_EVENT_BUS")
+	cfg, err := config.LoadReplayFunction(getenv)
+	if err != nil {
+		return nil, fmt.Errorf("bad configuration: %w", err)
+	}
+	awsCfg, log, err := awswire.Load(ctx, &cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -16,12 +16,9 @@ import (
 
 	"github.com/linoone/linoone/internal/awswire"
 	"github.com/linoone/linoone/internal/clickdlq"
+	"github.com/linoone/linoone/internal/config"
 	"github.com/linoone/linoone/internal/eventbridge"
-	"github.com/linoone/linoone/internal/eventid"
-	"github.com/linoone/linoone/internal/hotset"
-	"github.com/linoone/linoone/internal/httpapi"
-	"github.com/linoone/linoone/internal/metrics"
-	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/resolverstack"
 )
 
 func main() {
@@ -37,11 +34,15 @@ func main() {
 // setup reads the configuration and wires the resolver, the bus and the click DLQ
 // into a Lambda handler.
 func setup(ctx context.Context, getenv func(string) string) (func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), error) {
-	cfg, awsCfg, log, err := awswire.Load(ctx, getenv, true, "LINOONE_EVENT_BUS", "LINOONE_CLICK_DLQ_URL")
+	cfg, err := config.LoadResolveFunction(getenv)
+	if err != nil {
+		return nil, fmt.Errorf("bad configuration: %w", err)
+	}
+	awsCfg, log, err := awswire.Load(ctx, &cfg)
 	if err != nil {
 		return nil, err
 	}
-	pc, err := awswire.Persist(cfg, awsCfg)
+	pc, err := awswire.Persist(cfg.Persist, cfg.Region, awsCfg)
 	if err != nil {
 		return nil, fmt.Errorf("persist client: %w", err)
 	}
@@ -53,30 +54,16 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 	if err != nil {
 		return nil, fmt.Errorf("click dlq: %w", err)
 	}
-	counters := &shorturl.Counters{}
-	ids := eventid.New()
-	rec, err := shorturl.NewRecorder(shorturl.RecorderConfig{Publisher: pub, DeadLetters: dlq, EventIDs: ids.Next,
-		PublishTimeout: cfg.PublishTimeout, Logger: log, Counters: counters})
+	rs, err := resolverstack.New(resolverstack.Deps{Store: pc, Publisher: pub, DeadLetters: dlq, CacheSize: cfg.CacheSize,
+		PublishTimeout: cfg.PublishTimeout, Logger: log, MetricsOut: os.Stdout, Environment: cfg.Environment})
 	if err != nil {
-		return nil, fmt.Errorf("recorder: %w", err)
+		return nil, err
 	}
-	var store shorturl.Store = pc
-	if cfg.CacheSize > 0 { // survives across warm invocations
-		store = hotset.New(pc, cfg.CacheSize)
-	}
-	res, err := shorturl.NewResolver(store, rec)
-	if err != nil {
-		return nil, fmt.Errorf("resolver: %w", err)
-	}
-	emf, err := metrics.New(os.Stdout, cfg.Environment, metrics.ClickFacts(counters)...)
-	if err != nil {
-		return nil, fmt.Errorf("metrics: %w", err)
-	}
-	proxy := httpadapter.NewV2(httpapi.NewResolver(httpapi.ResolverDeps{Resolver: res, Logger: log}))
+	proxy := httpadapter.NewV2(rs.Handler)
 	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		resp, err := proxy.ProxyWithContext(ctx, ev)
 		// Nothing runs after the handler returns: the invocation's metrics go now.
-		if ferr := emf.Flush(time.Now()); ferr != nil {
+		if ferr := rs.Metrics.Flush(time.Now()); ferr != nil {
 			log.Error("resolve: emit metrics", "err", ferr)
 		}
 		return resp, err

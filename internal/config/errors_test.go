@@ -1,0 +1,134 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestReportsEveryBadVariable(t *testing.T) {
+	tests := []struct {
+		name string
+		load func(func(string) string) (any, error)
+		bad  map[string]string
+	}{
+		{"serve", loader(LoadServe), map[string]string{
+			"LINOONE_RESOLVER_ADDR":           "nonsense",
+			"LINOONE_MANAGEMENT_ADDR":         "127.0.0.1:99999",
+			"LINOONE_PERSIST_ADDR":            "persist",
+			"LINOONE_RESOLVER_BASE_URL":       "ftp://x",
+			"LINOONE_PERSIST_URL":             "persist:8082",
+			"LINOONE_PERSIST_INLINE_LITERALS": "maybe",
+			"LINOONE_PERSIST_TIMEOUT":         "2 hours",
+			"LINOONE_PUBLISH_TIMEOUT":         "-1s",
+			"LINOONE_REGION":                  "moon-1",
+			"LINOONE_ENVIRONMENT":             "Prod!",
+			"LINOONE_BUS_FAULT":               "sometimes",
+			"LINOONE_CONSUMER":                "elsewhere",
+			"LINOONE_BUS_SYNC":                "never",
+			"LINOONE_LOG_LEVEL":               "loud",
+			"LINOONE_RESOLVER_CACHE_SIZE":     "lots",
+		}},
+		{"consume", loader(LoadConsume), map[string]string{
+			"LINOONE_PERSIST_URL": "persist:8082", "LINOONE_PERSIST_TIMEOUT": "0s", "LINOONE_LOG_LEVEL": "loud",
+		}},
+		{"replay", loader(LoadReplay), map[string]string{"LINOONE_REGION": "moon-1", "LINOONE_BUS_FAULT": "sometimes"}},
+		{"shorten", loader(LoadShorten), map[string]string{"LINOONE_MANAGEMENT_ADDR": "nonsense", "LINOONE_REGION": "moon-1"}},
+		{"issue function", loader(LoadIssueFunction), map[string]string{
+			"LINOONE_PERSIST_URL":             "persist:8082",
+			"LINOONE_PERSIST_SIGV4":           "maybe",
+			"LINOONE_RESOLVER_BASE_URL":       "ftp://x",
+			"LINOONE_PERSIST_URL_PARAM":       "bad name!",
+			"LINOONE_RESOLVER_BASE_URL_PARAM": "/" + strings.Repeat("a", 2048),
+			"LINOONE_LOG_LEVEL":               "loud",
+		}},
+		{"resolve function", loader(LoadResolveFunction), map[string]string{
+			"LINOONE_EVENT_BUS":           "bus name with spaces",
+			"LINOONE_CLICK_DLQ_URL":       "sqs://queue",
+			"LINOONE_PERSIST_URL":         "persist:8082",
+			"LINOONE_PUBLISH_TIMEOUT":     "2m",
+			"LINOONE_RESOLVER_CACHE_SIZE": "10000001",
+			"LINOONE_ENVIRONMENT":         "Prod!",
+		}},
+		{"replay function", loader(LoadReplayFunction), map[string]string{
+			"LINOONE_EVENT_BUS": "bus name with spaces", "LINOONE_REGION": "moon-1",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tt.load(env(tt.bad))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !strings.HasPrefix(err.Error(), "configuration: ") {
+				t.Errorf("error does not start with \"configuration: \": %v", err)
+			}
+			for name := range tt.bad {
+				if !strings.Contains(err.Error(), name+":") {
+					t.Errorf("error does not name %s:\n%v", name, err)
+				}
+			}
+		})
+	}
+}
+
+func TestFunctionRequirements(t *testing.T) {
+	const (
+		persistRequired = "LINOONE_PERSIST_URL: required (or LINOONE_PERSIST_URL_PARAM naming an SSM parameter)"
+		busRequired     = "LINOONE_EVENT_BUS: required"
+		dlqRequired     = "LINOONE_CLICK_DLQ_URL: required"
+	)
+	tests := []struct {
+		name    string
+		load    func(func(string) string) (any, error)
+		env     map[string]string
+		want    []string // the requirements reported, all at once
+		notWant []string
+	}{
+		{name: "issue needs persist", load: loader(LoadIssueFunction), want: []string{persistRequired}, notWant: []string{busRequired, dlqRequired}},
+		{name: "resolve needs persist, bus and dlq", load: loader(LoadResolveFunction), want: []string{persistRequired, busRequired, dlqRequired}},
+		{name: "replay needs the bus only", load: loader(LoadReplayFunction), want: []string{busRequired}, notWant: []string{persistRequired, dlqRequired}},
+		{name: "an SSM parameter satisfies persist", load: loader(LoadIssueFunction),
+			env: map[string]string{"LINOONE_PERSIST_URL_PARAM": "/linoone/prod/persist-url"}},
+		{name: "requirements and bad values together", load: loader(LoadResolveFunction),
+			env:  map[string]string{"LINOONE_REGION": "moon-1", "LINOONE_PERSIST_URL": "http://persist"},
+			want: []string{"LINOONE_REGION:", busRequired, dlqRequired}, notWant: []string{persistRequired}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tt.load(env(tt.env))
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("no error, want %q", tt.want)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error does not report %q:\n%v", w, err)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(err.Error(), w) {
+					t.Errorf("error reports %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+func TestParams(t *testing.T) {
+	i := IssueFunction{}
+	if got := i.Params(); len(got) != 2 || got[0] != &i.Persist.URL || got[1] != &i.ResolverBaseURL {
+		t.Errorf("issue reads the Persist URL, then the resolver base URL, from SSM: %v", got)
+	}
+	r := ResolveFunction{}
+	if got := r.Params(); len(got) != 1 || got[0] != &r.Persist.URL {
+		t.Errorf("resolve reads the Persist URL from SSM: %v", got)
+	}
+	if got := (&ReplayFunction{}).Params(); len(got) != 0 {
+		t.Errorf("replay reads nothing from SSM: %v", got)
+	}
+}

@@ -1,0 +1,110 @@
+package config
+
+import (
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/linoone/linoone/internal/localbus"
+	"github.com/linoone/linoone/internal/shorturl"
+)
+
+// The readers of single variables that more than one configuration reads, each
+// with its default and its check.
+
+func (r *reader) logging() Logging {
+	var l Logging
+	switch v := strings.ToLower(r.get("LINOONE_LOG_LEVEL", "info")); v {
+	case "debug":
+		l.LogLevel = slog.LevelDebug
+	case "info":
+		l.LogLevel = slog.LevelInfo
+	case "warn", "warning":
+		l.LogLevel = slog.LevelWarn
+	case "error":
+		l.LogLevel = slog.LevelError
+	default:
+		r.bad("LINOONE_LOG_LEVEL", "%q is not one of debug, info, warn, error", v)
+	}
+	return l
+}
+
+// region is LINOONE_REGION, else AWS_REGION, default us-east-1.
+func (r *reader) region() string {
+	v := r.get("LINOONE_REGION", r.get("AWS_REGION", "us-east-1"))
+	if !regionPattern.MatchString(v) {
+		r.bad("LINOONE_REGION", "%q is not an AWS region name", v)
+	}
+	return v
+}
+
+func (r *reader) environment() string {
+	v := r.get("LINOONE_ENVIRONMENT", "local")
+	if !envPattern.MatchString(v) {
+		r.bad("LINOONE_ENVIRONMENT", "%q must be lower-case letters, digits and dashes", v)
+	}
+	return v
+}
+
+func (r *reader) dataDir() string {
+	v := r.get("LINOONE_DATA_DIR", "./.linoone")
+	if v == "" {
+		r.bad("LINOONE_DATA_DIR", "must not be empty")
+	}
+	return v
+}
+
+func (r *reader) resolverAddr() string { return r.addr("LINOONE_RESOLVER_ADDR", defaultResolverAddr) }
+
+// resolverBaseURL is LINOONE_RESOLVER_BASE_URL, default http://<resolverAddr>.
+func (r *reader) resolverBaseURL(resolverAddr string) string {
+	v := r.get("LINOONE_RESOLVER_BASE_URL", "http://"+resolverAddr)
+	if _, _, err := shorturl.ParseBaseURL(v); err != nil {
+		r.bad("LINOONE_RESOLVER_BASE_URL", "%v", err)
+	}
+	return v
+}
+
+func (r *reader) busFault() string {
+	v := r.get("LINOONE_BUS_FAULT", "")
+	if v != "" && v != localbus.FaultAlways {
+		r.bad("LINOONE_BUS_FAULT", "%q: the only fault is \"always\"", v)
+	}
+	return v
+}
+
+func (r *reader) eventBus() string {
+	v := r.get("LINOONE_EVENT_BUS", "")
+	if v != "" && !busNamePattern.MatchString(v) && !busARNPattern.MatchString(v) {
+		r.bad("LINOONE_EVENT_BUS", "%q is neither an event bus name nor an event bus ARN", v)
+	}
+	return v
+}
+
+func (r *reader) clickDLQURL() string {
+	v := r.get("LINOONE_CLICK_DLQ_URL", "")
+	if v != "" && !strings.HasPrefix(v, "https://") && !strings.HasPrefix(v, "http://") {
+		r.bad("LINOONE_CLICK_DLQ_URL", "%q is not a queue URL", v)
+	}
+	return v
+}
+
+func (r *reader) cacheSize() int {
+	v := r.get("LINOONE_RESOLVER_CACHE_SIZE", "100000")
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > 10_000_000 {
+		r.bad("LINOONE_RESOLVER_CACHE_SIZE", "%q is not a size between 0 and 10000000", v)
+	}
+	return n
+}
+
+func (r *reader) publishTimeout() time.Duration {
+	return r.duration("LINOONE_PUBLISH_TIMEOUT", 500*time.Millisecond)
+}
+
+func (r *reader) persistTimeout() time.Duration {
+	return r.duration("LINOONE_PERSIST_TIMEOUT", 2*time.Second)
+}
+
+func (r *reader) metricsNamespace() string { return r.get("LINOONE_METRICS_NAMESPACE", "Linoone") }

@@ -1,0 +1,130 @@
+package config
+
+import "time"
+
+// Function is what every Lambda function reads.
+type Function struct {
+	Logging
+	Region      string // LINOONE_REGION, else AWS_REGION, default us-east-1
+	Environment string // LINOONE_ENVIRONMENT, default local
+}
+
+// Shared returns the part every function reads; the function configurations
+// inherit it.
+func (f Function) Shared() Function { return f }
+
+func (r *reader) function() Function {
+	return Function{Logging: r.logging(), Region: r.region(), Environment: r.environment()}
+}
+
+// SSMValue is a value given in a variable or kept in the SSM parameter named by
+// another (Param, which wins). The function fills Value from Param at start-up.
+type SSMValue struct {
+	Value string
+	Param string
+}
+
+// Persist is how a function reaches Persist.
+type Persist struct {
+	URL            SSMValue      // LINOONE_PERSIST_URL or LINOONE_PERSIST_URL_PARAM: one is required
+	SigV4          bool          // LINOONE_PERSIST_SIGV4: sign Persist calls with the function's role
+	InlineLiterals bool          // LINOONE_PERSIST_INLINE_LITERALS: Neptune mode
+	Timeout        time.Duration // LINOONE_PERSIST_TIMEOUT, default 2s
+}
+
+func (r *reader) persist() Persist {
+	p := Persist{
+		URL:            SSMValue{Value: r.httpURL("LINOONE_PERSIST_URL", ""), Param: r.ssmParam("LINOONE_PERSIST_URL_PARAM")},
+		SigV4:          r.boolean("LINOONE_PERSIST_SIGV4"),
+		InlineLiterals: r.boolean("LINOONE_PERSIST_INLINE_LITERALS"),
+		Timeout:        r.persistTimeout(),
+	}
+	// Local Persist's address is no default for a function.
+	if p.URL.Value == "" && p.URL.Param == "" {
+		r.bad("LINOONE_PERSIST_URL", "required (or LINOONE_PERSIST_URL_PARAM naming an SSM parameter)")
+	}
+	return p
+}
+
+// IssueFunction is the configuration of the Issue function (the management API).
+type IssueFunction struct {
+	Function
+	Persist Persist
+	// LINOONE_RESOLVER_BASE_URL (default http://<LINOONE_RESOLVER_ADDR>) or
+	// LINOONE_RESOLVER_BASE_URL_PARAM.
+	ResolverBaseURL SSMValue
+}
+
+// LoadIssueFunction reads the configuration of the Issue function.
+func LoadIssueFunction(getenv func(string) string) (IssueFunction, error) {
+	r := newReader(getenv)
+	c := IssueFunction{Function: r.function(), Persist: r.persist()}
+	c.ResolverBaseURL = SSMValue{
+		Value: r.resolverBaseURL(r.resolverAddr()),
+		Param: r.ssmParam("LINOONE_RESOLVER_BASE_URL_PARAM"),
+	}
+	if err := r.err(); err != nil {
+		return IssueFunction{}, err
+	}
+	return c, nil
+}
+
+// Params are the values the Issue function reads from SSM, in order.
+func (c *IssueFunction) Params() []*SSMValue { return []*SSMValue{&c.Persist.URL, &c.ResolverBaseURL} }
+
+// ResolveFunction is the configuration of the Resolve function (the public resolver).
+type ResolveFunction struct {
+	Function
+	Persist          Persist
+	EventBus         string        // LINOONE_EVENT_BUS, required: the shared bus name or ARN
+	ClickDLQURL      string        // LINOONE_CLICK_DLQ_URL, required
+	PublishTimeout   time.Duration // LINOONE_PUBLISH_TIMEOUT, default 500ms
+	CacheSize        int           // LINOONE_RESOLVER_CACHE_SIZE, default 100000 (0 disables)
+	MetricsNamespace string        // LINOONE_METRICS_NAMESPACE, default Linoone (EMF still writes metrics.Namespace)
+}
+
+// LoadResolveFunction reads the configuration of the Resolve function.
+func LoadResolveFunction(getenv func(string) string) (ResolveFunction, error) {
+	r := newReader(getenv)
+	c := ResolveFunction{
+		Function:         r.function(),
+		Persist:          r.persist(),
+		EventBus:         r.required("LINOONE_EVENT_BUS", r.eventBus()),
+		ClickDLQURL:      r.required("LINOONE_CLICK_DLQ_URL", r.clickDLQURL()),
+		PublishTimeout:   r.publishTimeout(),
+		CacheSize:        r.cacheSize(),
+		MetricsNamespace: r.metricsNamespace(),
+	}
+	if err := r.err(); err != nil {
+		return ResolveFunction{}, err
+	}
+	return c, nil
+}
+
+// Params are the values the Resolve function reads from SSM.
+func (c *ResolveFunction) Params() []*SSMValue { return []*SSMValue{&c.Persist.URL} }
+
+// ReplayFunction is the configuration of the Replay function (the click DLQ's
+// consumer). It never talks to Persist.
+type ReplayFunction struct {
+	Function
+	EventBus         string // LINOONE_EVENT_BUS, required: the shared bus name or ARN
+	MetricsNamespace string // LINOONE_METRICS_NAMESPACE, default Linoone (EMF still writes metrics.Namespace)
+}
+
+// LoadReplayFunction reads the configuration of the Replay function.
+func LoadReplayFunction(getenv func(string) string) (ReplayFunction, error) {
+	r := newReader(getenv)
+	c := ReplayFunction{
+		Function:         r.function(),
+		EventBus:         r.required("LINOONE_EVENT_BUS", r.eventBus()),
+		MetricsNamespace: r.metricsNamespace(),
+	}
+	if err := r.err(); err != nil {
+		return ReplayFunction{}, err
+	}
+	return c, nil
+}
+
+// Params are the values the Replay function reads from SSM: none.
+func (c *ReplayFunction) Params() []*SSMValue { return nil }

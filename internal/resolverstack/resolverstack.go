@@ -1,0 +1,73 @@
+// Package resolverstack builds the resolver as linoone serve and the Resolve function
+// both run it: Persist behind the hot set, the recorder that publishes each click's
+// fact (dead-lettering what cannot be published), the resolver, its HTTP handler,
+// and the EMF metrics of the recorder's counters. The callers bring the adapters:
+// the local bus and DLQ, or EventBridge and SQS.
+package resolverstack
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/linoone/linoone/internal/eventid"
+	"github.com/linoone/linoone/internal/hotset"
+	"github.com/linoone/linoone/internal/httpapi"
+	"github.com/linoone/linoone/internal/metrics"
+	"github.com/linoone/linoone/internal/shorturl"
+)
+
+// Deps is what the resolver stack is built from.
+type Deps struct {
+	Store          shorturl.Store       // Persist
+	Publisher      shorturl.Publisher   // the bus every click's fact goes to
+	DeadLetters    shorturl.DeadLetters // where a fact the bus refused goes
+	CacheSize      int                  // short URLs kept in the hot set; 0 disables it
+	PublishTimeout time.Duration        // how long a redirect waits for the bus
+	Logger         *slog.Logger
+	MetricsOut     io.Writer // where the EMF lines go
+	Environment    string    // the metrics' Environment dimension
+}
+
+// Stack is the built resolver.
+type Stack struct {
+	Handler  http.Handler   // GET /{token}, GET /healthz
+	Store    shorturl.Store // Store behind the hot set, for an issuer in the same process
+	Counters *shorturl.Counters
+	Metrics  *metrics.EMF // the counters as EMF: flush per invocation, or Run
+}
+
+// New builds the resolver stack.
+func New(d Deps) (*Stack, error) {
+	if d.Store == nil {
+		return nil, errors.New("resolver stack: a store is required")
+	}
+	counters := &shorturl.Counters{}
+	ids := eventid.New()
+	rec, err := shorturl.NewRecorder(shorturl.RecorderConfig{Publisher: d.Publisher, DeadLetters: d.DeadLetters, EventIDs: ids.Next,
+		PublishTimeout: d.PublishTimeout, Logger: d.Logger, Counters: counters})
+	if err != nil {
+		return nil, fmt.Errorf("recorder: %w", err)
+	}
+	store := d.Store
+	if d.CacheSize > 0 { // on Lambda it survives across warm invocations
+		store = hotset.New(store, d.CacheSize)
+	}
+	res, err := shorturl.NewResolver(store, rec)
+	if err != nil {
+		return nil, fmt.Errorf("resolver: %w", err)
+	}
+	emf, err := metrics.New(d.MetricsOut, d.Environment, metrics.ClickFacts(counters)...)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	return &Stack{
+		Handler:  httpapi.NewResolver(httpapi.ResolverDeps{Resolver: res, Logger: d.Logger}),
+		Store:    store,
+		Counters: counters,
+		Metrics:  emf,
+	}, nil
+}
