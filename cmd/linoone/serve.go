@@ -73,7 +73,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	rs, err := resolverstack.New(resolverstack.Deps{Store: pc, Publisher: s.bus, DeadLetters: dlq, CacheSize: cfg.CacheSize,
-		PublishTimeout: cfg.PublishTimeout, Logger: log, MetricsOut: stderr, Environment: cfg.Environment})
+		PublishTimeout: cfg.PublishTimeout, Logger: log, MetricsOut: stderr, Namespace: cfg.MetricsNamespace,
+		Environment: cfg.Environment, Health: s.health})
 	if err != nil {
 		return err
 	}
@@ -103,7 +104,10 @@ func serveCredentials(cfg config.Serve, log *slog.Logger) (sigv4.Credentials, er
 // newManagement is the management API: the issuer on the resolver's store (sharing
 // its hot set), SigV4-checked with the local credentials.
 func newManagement(cfg config.Serve, store shorturl.Store, pc *persist.Client, creds sigv4.Credentials, log *slog.Logger) (http.Handler, error) {
-	issuer, err := shorturl.NewIssuer(shorturl.IssuerConfig{Store: store, ResolverBaseURL: cfg.ResolverBaseURL, Rand: rand.Reader})
+	// Targets on this service's own addresses are refused like the resolver base
+	// URL's host: on loopback that covers every spelling of this machine.
+	issuer, err := shorturl.NewIssuer(shorturl.IssuerConfig{Store: store, ResolverBaseURL: cfg.ResolverBaseURL, Rand: rand.Reader,
+		SelfHosts: []string{cfg.ResolverAddr, cfg.ManagementAddr}, ReservedHosts: cfg.ReservedHosts})
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +144,10 @@ func (s *stack) openBus(cfg config.Serve, pc *persist.Client) (*localbus.DLQ, er
 		s.log.Warn("bus fault drill: every publish fails", "fault", cfg.BusFault)
 	}
 	if cfg.Consumer == localbus.ConsumerInline {
-		if s.consumer, err = newConsumer(cfg.DataDir, pc, bus.Notify(), s.log); err != nil {
+		// Inline, the consumer yields to redirects: it paces itself while the bus
+		// saw a publish in the last 100 ms.
+		busy := func() bool { return bus.Active(100 * time.Millisecond) }
+		if s.consumer, err = newConsumer(cfg.DataDir, pc, bus.Notify(), busy, s.log); err != nil {
 			return nil, err
 		}
 	}
@@ -264,6 +271,17 @@ func (s *stack) run(ctx context.Context, cfg config.Serve, emf *metrics.EMF) err
 	return runErr
 }
 
+// health is what the resolver's GET /healthz reports: the inline consumer's lag.
+func (s *stack) health() httpapi.Health {
+	var h httpapi.Health
+	if s.consumer != nil {
+		if lag, err := s.consumer.Lag(); err == nil {
+			h.BusLagBytes = &lag
+		}
+	}
+	return h
+}
+
 // close releases what was opened, last first.
 func (s *stack) close() {
 	if s.consumer != nil {
@@ -286,9 +304,9 @@ func (s *stack) close() {
 
 // newConsumer is the local bus consumer: it ingests facts into Persist and appends
 // them to facts.jsonl.
-func newConsumer(dataDir string, pc *persist.Client, notify <-chan struct{}, log *slog.Logger) (*localbus.Consumer, error) {
+func newConsumer(dataDir string, pc *persist.Client, notify <-chan struct{}, busy func() bool, log *slog.Logger) (*localbus.Consumer, error) {
 	c, err := localbus.NewConsumer(filepath.Join(dataDir, busDir), localbus.ConsumerOptions{
-		Ingester: pc, FactsPath: filepath.Join(dataDir, factsFile), Notify: notify, Logger: log,
+		Ingester: pc, FactsPath: filepath.Join(dataDir, factsFile), Notify: notify, Busy: busy, Logger: log,
 		// Only a document Persist refuses as invalid is set aside; any other failure
 		// (Persist down, credentials, a proxy) blocks and is retried: no click is lost.
 		IsRejected: func(err error) bool { return errors.Is(err, persist.ErrInvalidDocument) }})
@@ -317,7 +335,7 @@ func consume(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
-	c, err := newConsumer(cfg.DataDir, pc, nil, log)
+	c, err := newConsumer(cfg.DataDir, pc, nil, nil, log)
 	if err != nil {
 		return err
 	}

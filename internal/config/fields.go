@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/linoone/linoone/internal/hostname"
 	"github.com/linoone/linoone/internal/localbus"
 	"github.com/linoone/linoone/internal/shorturl"
 )
@@ -64,6 +65,16 @@ func (r *reader) resolverBaseURL(resolverAddr string) string {
 		r.bad("LINOONE_RESOLVER_BASE_URL", "%v", err)
 	}
 	return v
+}
+
+// reservedHosts is LINOONE_RESERVED_HOSTS: hosts and "*.domain" patterns that no
+// target may point at, comma-separated.
+func (r *reader) reservedHosts() []string {
+	l, err := hostname.ParseList(r.get("LINOONE_RESERVED_HOSTS", ""))
+	if err != nil {
+		r.bad("LINOONE_RESERVED_HOSTS", "%v", err)
+	}
+	return l
 }
 
 func (r *reader) busFault() string {

@@ -53,12 +53,13 @@ type IssueFunction struct {
 	// LINOONE_RESOLVER_BASE_URL (default http://<LINOONE_RESOLVER_ADDR>) or
 	// LINOONE_RESOLVER_BASE_URL_PARAM.
 	ResolverBaseURL SSMValue
+	ReservedHosts   []string // LINOONE_RESERVED_HOSTS: targets there are refused
 }
 
 // LoadIssueFunction reads the configuration of the Issue function.
 func LoadIssueFunction(getenv func(string) string) (IssueFunction, error) {
 	r := newReader(getenv)
-	c := IssueFunction{Function: r.function(), Persist: r.persist()}
+	c := IssueFunction{Function: r.function(), Persist: r.persist(), ReservedHosts: r.reservedHosts()}
 	c.ResolverBaseURL = SSMValue{
 		Value: r.resolverBaseURL(r.resolverAddr()),
 		Param: r.ssmParam("LINOONE_RESOLVER_BASE_URL_PARAM"),
@@ -80,7 +81,7 @@ type ResolveFunction struct {
 	ClickDLQURL      string        // LINOONE_CLICK_DLQ_URL, required
 	PublishTimeout   time.Duration // LINOONE_PUBLISH_TIMEOUT, default 500ms
 	CacheSize        int           // LINOONE_RESOLVER_CACHE_SIZE, default 100000 (0 disables)
-	MetricsNamespace string        // LINOONE_METRICS_NAMESPACE, default Linoone (EMF still writes metrics.Namespace)
+	MetricsNamespace string        // LINOONE_METRICS_NAMESPACE, default Linoone: the EMF namespace
 }
 
 // LoadResolveFunction reads the configuration of the Resolve function.
@@ -109,7 +110,7 @@ func (c *ResolveFunction) Params() []*SSMValue { return []*SSMValue{&c.Persist.U
 type ReplayFunction struct {
 	Function
 	EventBus         string // LINOONE_EVENT_BUS, required: the shared bus name or ARN
-	MetricsNamespace string // LINOONE_METRICS_NAMESPACE, default Linoone (EMF still writes metrics.Namespace)
+	MetricsNamespace string // LINOONE_METRICS_NAMESPACE, default Linoone: the EMF namespace
 }
 
 // LoadReplayFunction reads the configuration of the Replay function.

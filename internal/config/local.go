@@ -51,7 +51,8 @@ type Serve struct {
 	Consumer         localbus.ConsumerMode // LINOONE_CONSUMER, default inline
 	PublishTimeout   time.Duration         // LINOONE_PUBLISH_TIMEOUT, default 500ms
 	CacheSize        int                   // LINOONE_RESOLVER_CACHE_SIZE, default 100000 (0 disables)
-	MetricsNamespace string                // LINOONE_METRICS_NAMESPACE, default Linoone (EMF still writes metrics.Namespace)
+	MetricsNamespace string                // LINOONE_METRICS_NAMESPACE, default Linoone: the EMF namespace
+	ReservedHosts    []string              // LINOONE_RESERVED_HOSTS: targets there are refused
 }
 
 // LoadServe reads the configuration of linoone serve.
@@ -72,6 +73,7 @@ func LoadServe(getenv func(string) string) (Serve, error) {
 		PublishTimeout:   r.publishTimeout(),
 		CacheSize:        r.cacheSize(),
 		MetricsNamespace: r.metricsNamespace(),
+		ReservedHosts:    r.reservedHosts(),
 	}
 	c.ResolverBaseURL = r.resolverBaseURL(c.ResolverAddr)
 	if err := r.err(); err != nil {

@@ -767,3 +767,30 @@ func TestBusActive(t *testing.T) {
 		t.Fatal("a bus idle for 2s is active within 1s")
 	}
 }
+
+// TestBatchesStayUnderTheBodyLimit: however many events wait, one ingest carries at
+// most MaxBatchBytes of them (at least one), so Persist never refuses a batch for
+// its size — a refusal the consumer would retry forever.
+func TestBatchesStayUnderTheBodyLimit(t *testing.T) {
+	dir := t.TempDir()
+	bus := openBus(t, dir, BusOptions{})
+	fs := facts(t, 50)
+	publishAll(t, bus, fs)
+	ing := &fakeIngester{}
+	c := newConsumer(t, dir, ing, ConsumerOptions{MaxBatch: 1000, MaxBatchBytes: 4 << 10})
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(ing.edges()); n != len(fs) {
+		t.Fatalf("delivered %d of %d", n, len(fs))
+	}
+	if b := c.Stats().Batches; b < int64(len(fs))*1300/(4<<10) {
+		t.Fatalf("%d batches for %d events of ~1.3 KB under a 4 KiB limit", b, len(fs))
+	}
+	got := keyCounts(t, readFacts(t, filepath.Join(dir, "facts.jsonl")))
+	for _, f := range fs {
+		if got[f.IdempotencyKey] != 1 {
+			t.Fatalf("%s delivered %d times", f.IdempotencyKey, got[f.IdempotencyKey])
+		}
+	}
+}

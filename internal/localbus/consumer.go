@@ -21,7 +21,8 @@ const (
 	consumerLock   = "consumer.lock"
 	consumerOffset = "consumer.offset"
 
-	defaultMaxBatch      = 500
+	defaultMaxBatch      = 1000
+	defaultMaxBatchBytes = 768 << 10
 	defaultPollInterval  = 200 * time.Millisecond
 	defaultMinBackoff    = 100 * time.Millisecond
 	defaultMaxBackoff    = 5 * time.Second
@@ -49,9 +50,13 @@ type Ingester interface {
 
 // ConsumerOptions configures a Consumer.
 type ConsumerOptions struct {
-	Ingester      Ingester        // required: where the facts' GraphSON goes
-	FactsPath     string          // required: the JSONL log of delivered events (facts.jsonl)
-	MaxBatch      int             // most events per ingest; default 500
+	Ingester  Ingester // required: where the facts' GraphSON goes
+	FactsPath string   // required: the JSONL log of delivered events (facts.jsonl)
+	MaxBatch  int      // most events per ingest; default 1000
+	// MaxBatchBytes bounds the events of one ingest, so that its body stays under
+	// Persist's request limit (local Persist: 1 MiB); default 768 KiB. A batch always
+	// holds at least one event.
+	MaxBatchBytes int
 	PollInterval  time.Duration   // journal poll for other processes' events; default 200ms
 	MinBackoff    time.Duration   // first retry delay of a failed batch; default 100ms
 	MaxBackoff    time.Duration   // retry delay cap; default 5s
@@ -151,6 +156,9 @@ func NewConsumer(dir string, opts ConsumerOptions) (*Consumer, error) {
 	}
 	if opts.MaxBatch <= 0 {
 		opts.MaxBatch = defaultMaxBatch
+	}
+	if opts.MaxBatchBytes <= 0 {
+		opts.MaxBatchBytes = defaultMaxBatchBytes
 	}
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = defaultPollInterval
@@ -348,10 +356,25 @@ func (c *Consumer) step(ctx context.Context) (int, error) {
 	if err != nil || len(recs) == 0 {
 		return 0, err
 	}
+	recs, end = c.limitBytes(recs, end)
 	if err := c.deliver(ctx, recs, end); err != nil {
 		return 0, err
 	}
 	return len(recs), nil
+}
+
+// limitBytes keeps the first records whose payloads fit in MaxBatchBytes (at least
+// one) and returns the journal position after the last one kept; the rest are read
+// again by the next step.
+func (c *Consumer) limitBytes(recs []record, end int64) ([]record, int64) {
+	size := 0
+	for i, r := range recs {
+		size += len(r.payload)
+		if size > c.opts.MaxBatchBytes && i > 0 {
+			return recs[:i], r.pos
+		}
+	}
+	return recs, end
 }
 
 // Lag is the number of journal bytes not delivered yet, as of the consumer's last

@@ -20,7 +20,8 @@ import (
 	"github.com/linoone/linoone/internal/shorturl"
 )
 
-// Namespace is the CloudWatch namespace of every Linoone metric.
+// Namespace is the CloudWatch namespace of Linoone's metrics unless configured
+// otherwise (LINOONE_METRICS_NAMESPACE).
 const Namespace = "Linoone"
 
 // DimensionEnvironment is the one dimension of every metric.
@@ -74,9 +75,13 @@ type EMF struct {
 	last []int64 // counter values at the last successful flush
 }
 
-// New builds an EMF writer of metrics to w, with dimension Environment=environment.
-// The first flush emits everything counted since the counters were created.
-func New(w io.Writer, environment string, metrics ...Metric) (*EMF, error) {
+// New builds an EMF writer of metrics to w, in CloudWatch namespace namespace
+// (Namespace when empty), with dimension Environment=environment. The first flush
+// emits everything counted since the counters were created.
+func New(w io.Writer, namespace, environment string, metrics ...Metric) (*EMF, error) {
+	if namespace == "" {
+		namespace = Namespace
+	}
 	var errs []error
 	if w == nil {
 		errs = append(errs, errors.New("no writer"))
@@ -112,7 +117,7 @@ func New(w io.Writer, environment string, metrics ...Metric) (*EMF, error) {
 		Dimensions [][]string  `json:"Dimensions"`
 		Metrics    []metricDef `json:"Metrics"`
 	}
-	d := directive{Namespace: Namespace, Dimensions: [][]string{{DimensionEnvironment}}}
+	d := directive{Namespace: namespace, Dimensions: [][]string{{DimensionEnvironment}}}
 	for _, m := range metrics {
 		d.Metrics = append(d.Metrics, metricDef{Name: m.Name, Unit: "Count"})
 	}

@@ -55,7 +55,7 @@ func lines(t *testing.T, s string) []map[string]any {
 func TestClickFactsLineIsExactEMF(t *testing.T) {
 	var c shorturl.Counters
 	var buf bytes.Buffer
-	e, err := metrics.New(&buf, "prod", metrics.ClickFacts(&c)...)
+	e, err := metrics.New(&buf, "", "prod", metrics.ClickFacts(&c)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestClickFactsLineIsExactEMF(t *testing.T) {
 func TestReplaysMetricSet(t *testing.T) {
 	var replayed, failed atomic.Int64
 	var buf bytes.Buffer
-	e, err := metrics.New(&buf, "staging", metrics.Replays(&replayed, &failed)...)
+	e, err := metrics.New(&buf, "Acme/Links", "staging", metrics.Replays(&replayed, &failed)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,8 @@ func TestReplaysMetricSet(t *testing.T) {
 	if err := e.Flush(t0); err != nil {
 		t.Fatal(err)
 	}
-	want := `{"_aws":{"Timestamp":1795946400000,"CloudWatchMetrics":[{"Namespace":"Linoone","Dimensions":[["Environment"]],` +
+	// The configured namespace, where the alarms on LINOONE_METRICS_NAMESPACE look.
+	want := `{"_aws":{"Timestamp":1795946400000,"CloudWatchMetrics":[{"Namespace":"Acme/Links","Dimensions":[["Environment"]],` +
 		`"Metrics":[{"Name":"FactsReplayed","Unit":"Count"},{"Name":"FactsReplayFailed","Unit":"Count"}]}]},` +
 		`"Environment":"staging","FactsReplayed":3,"FactsReplayFailed":0}` + "\n"
 	if diff := cmp.Diff(want, buf.String()); diff != "" {
@@ -117,7 +118,7 @@ func TestReplaysMetricSet(t *testing.T) {
 func TestFlushEmitsDeltas(t *testing.T) {
 	var c shorturl.Counters
 	var buf bytes.Buffer
-	e, err := metrics.New(&buf, "prod", metrics.ClickFacts(&c)...)
+	e, err := metrics.New(&buf, "", "prod", metrics.ClickFacts(&c)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func TestFlushEmitsDeltas(t *testing.T) {
 func TestConcurrentFlushCountsEachIncrementOnce(t *testing.T) {
 	var c shorturl.Counters
 	buf := &lockedBuffer{}
-	e, err := metrics.New(buf, "prod", metrics.ClickFacts(&c)...)
+	e, err := metrics.New(buf, "", "prod", metrics.ClickFacts(&c)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +237,7 @@ func (f *failingWriter) Write(p []byte) (int, error) {
 func TestFailedWriteKeepsDeltas(t *testing.T) {
 	var c shorturl.Counters
 	w := &failingWriter{fail: true}
-	e, err := metrics.New(w, "prod", metrics.ClickFacts(&c)...)
+	e, err := metrics.New(w, "", "prod", metrics.ClickFacts(&c)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +262,7 @@ func TestFailedWriteKeepsDeltas(t *testing.T) {
 func TestRunFlushesPeriodicallyAndOnShutdown(t *testing.T) {
 	var c shorturl.Counters
 	buf := &lockedBuffer{}
-	e, err := metrics.New(buf, "local", metrics.ClickFacts(&c)...)
+	e, err := metrics.New(buf, "", "local", metrics.ClickFacts(&c)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,12 +308,12 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := metrics.New(&bytes.Buffer{}, tt.env, tt.ms...); !errors.Is(err, metrics.ErrInvalidMetrics) {
+			if _, err := metrics.New(&bytes.Buffer{}, "", tt.env, tt.ms...); !errors.Is(err, metrics.ErrInvalidMetrics) {
 				t.Errorf("err %v, want ErrInvalidMetrics", err)
 			}
 		})
 	}
-	e, err := metrics.New(&bytes.Buffer{}, "prod", metrics.Metric{Name: "X", Counter: &a})
+	e, err := metrics.New(&bytes.Buffer{}, "", "prod", metrics.Metric{Name: "X", Counter: &a})
 	if err != nil {
 		t.Fatal(err)
 	}

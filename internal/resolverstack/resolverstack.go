@@ -28,8 +28,10 @@ type Deps struct {
 	CacheSize      int                  // short URLs kept in the hot set; 0 disables it
 	PublishTimeout time.Duration        // how long a redirect waits for the bus
 	Logger         *slog.Logger
-	MetricsOut     io.Writer // where the EMF lines go
-	Environment    string    // the metrics' Environment dimension
+	MetricsOut     io.Writer             // where the EMF lines go
+	Namespace      string                // the metrics' CloudWatch namespace ("": metrics.Namespace)
+	Environment    string                // the metrics' Environment dimension
+	Health         func() httpapi.Health // optional: what GET /healthz reports
 }
 
 // Stack is the built resolver.
@@ -60,12 +62,12 @@ func New(d Deps) (*Stack, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolver: %w", err)
 	}
-	emf, err := metrics.New(d.MetricsOut, d.Environment, metrics.ClickFacts(counters)...)
+	emf, err := metrics.New(d.MetricsOut, d.Namespace, d.Environment, metrics.ClickFacts(counters)...)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	return &Stack{
-		Handler:  httpapi.NewResolver(httpapi.ResolverDeps{Resolver: res, Logger: d.Logger}),
+		Handler:  httpapi.NewResolver(httpapi.ResolverDeps{Resolver: res, Logger: d.Logger, Health: d.Health}),
 		Store:    store,
 		Counters: counters,
 		Metrics:  emf,

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linoone/linoone/internal/clickfact"
 	"github.com/linoone/linoone/internal/shorturl"
 )
 
@@ -32,11 +33,11 @@ func (s *store) Save(context.Context, shorturl.ShortURL) error { return nil }
 
 type publisher struct{ err error }
 
-func (p publisher) Publish(context.Context, shorturl.Fact) error { return p.err }
+func (p publisher) Publish(context.Context, clickfact.Fact) error { return p.err }
 
 type deadLetters struct{ n atomic.Int64 }
 
-func (d *deadLetters) DeadLetter(context.Context, shorturl.DeadLetter) error {
+func (d *deadLetters) DeadLetter(context.Context, clickfact.DeadLetter) error {
 	d.n.Add(1)
 	return nil
 }

@@ -43,7 +43,8 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 	if err != nil {
 		return nil, fmt.Errorf("persist client: %w", err)
 	}
-	issuer, err := shorturl.NewIssuer(shorturl.IssuerConfig{Store: store, ResolverBaseURL: cfg.ResolverBaseURL.Value, Rand: rand.Reader})
+	issuer, err := shorturl.NewIssuer(shorturl.IssuerConfig{Store: store, ResolverBaseURL: cfg.ResolverBaseURL.Value, Rand: rand.Reader,
+		ReservedHosts: cfg.ReservedHosts})
 	if err != nil {
 		return nil, fmt.Errorf("issuer: %w", err)
 	}

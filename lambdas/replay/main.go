@@ -49,7 +49,7 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 	if err != nil {
 		return nil, fmt.Errorf("handler: %w", err)
 	}
-	emf, err := metrics.New(os.Stdout, cfg.Environment, metrics.Replays(&counters.Replayed, &counters.Failed)...)
+	emf, err := metrics.New(os.Stdout, cfg.MetricsNamespace, cfg.Environment, metrics.Replays(&counters.Replayed, &counters.Failed)...)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}

@@ -55,7 +55,7 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 		return nil, fmt.Errorf("click dlq: %w", err)
 	}
 	rs, err := resolverstack.New(resolverstack.Deps{Store: pc, Publisher: pub, DeadLetters: dlq, CacheSize: cfg.CacheSize,
-		PublishTimeout: cfg.PublishTimeout, Logger: log, MetricsOut: os.Stdout, Environment: cfg.Environment})
+		PublishTimeout: cfg.PublishTimeout, Logger: log, MetricsOut: os.Stdout, Namespace: cfg.MetricsNamespace, Environment: cfg.Environment})
 	if err != nil {
 		return nil, err
 	}
