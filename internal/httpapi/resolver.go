@@ -102,5 +102,20 @@ func (s resolverServer) Resolve(ctx context.Context, req resolver.ResolveRequest
 	if err != nil {
 		return nil, err
 	}
-	return resolver.Resolve302Response{Headers: resolver.Resolve302ResponseHeaders{Location: u.Target, CacheControl: cacheControlRedirect}}, nil
+	return redirect(u.Target), nil
+}
+
+// redirect is the 302 of GET (and HEAD) /{token}, as the generated
+// Resolve302Response writes it but without formatting each header value with
+// fmt.Sprint and canonicalizing each key on every redirect.
+type redirect string
+
+var cacheControlValue = []string{cacheControlRedirect} // shared: never modified
+
+func (r redirect) VisitResolveResponse(w http.ResponseWriter) error {
+	h := w.Header()
+	h["Location"] = []string{string(r)}
+	h["Cache-Control"] = cacheControlValue
+	w.WriteHeader(http.StatusFound)
+	return nil
 }
