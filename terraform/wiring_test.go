@@ -1332,12 +1332,12 @@ func TestEnvironmentsTakeSameInputsAndOutputs(t *testing.T) {
 			}
 		}
 	}
-	// Set by linoone discover or documented in the brief: every environment takes
+	// Set by linoone discover or named in terraform/README.md: every environment takes
 	// them and the stack uses them.
 	for _, name := range []string{"custom_domain_name", "custom_domain_routable", "custom_domain_certificate_arn", "event_bus_name", "create_bus", "artifacts_dir", "persist_api_execution_arn"} {
 		for dir, m := range map[string]*tfModule{"envs/sandbox": sandbox, "envs/prod": prod, stackDir: stack} {
 			if m.variables[name] == nil {
-				t.Errorf("%s: variable %q missing (set by linoone discover or documented in the brief)", dir, name)
+				t.Errorf("%s: variable %q missing (set by linoone discover or named in terraform/README.md)", dir, name)
 			}
 		}
 	}

@@ -398,7 +398,8 @@ func scalar(raw json.RawMessage) string {
 	return string(raw)
 }
 
-// checkFact checks one click fact against the contract (SPEC §4).
+// checkFact checks one click fact against schemas/graph-fact.schema.json and the
+// rules the JSON Schema cannot state (README "Click facts").
 func checkFact(t *testing.T, f Fact, d factDetail, link management.ShortURL, target string) {
 	t.Helper()
 	if f.Source != "shorturl" || f.DetailType != "GraphFactProduced" {

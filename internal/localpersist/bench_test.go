@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -180,13 +179,4 @@ func BenchmarkIngestClickFacts(b *testing.B) {
 	b.ReportMetric(1/perFact, "facts/s")
 	b.ReportMetric(perFact*1e6, "µs/fact")
 	b.ReportMetric(cpu.Seconds()*1e6/float64(b.N*facts), "cpu-µs/fact")
-}
-
-// processCPU is the CPU time the process has used, user and system.
-func processCPU(b testing.TB) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -184,49 +184,47 @@ func parseArgs(args []string, getenv func(string) string) (options, error) {
 	if o.region == "" {
 		o.region = getenv("AWS_REGION")
 	}
+	errs = append(errs, o.validate()...)
+	errs = append(errs, o.readEnvironment(getenv)...)
+	return o, errors.Join(errs...)
+}
+
+// validate checks the flags' values; every bad one is reported.
+func (o *options) validate() []error {
+	var errs []error
+	check := func(set bool, err error) {
+		if set && err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if o.region == "" {
 		errs = append(errs, fmt.Errorf("%w: --region is required", ErrUsage))
-	} else if err := discovery.ValidateRegion(o.region); err != nil {
-		errs = append(errs, err)
+	} else {
+		check(true, discovery.ValidateRegion(o.region))
 	}
 	if o.domain != "" {
 		name, err := discovery.ParseDomain(o.domain)
-		if err != nil {
-			errs = append(errs, err)
-		}
+		check(true, err)
 		o.domain = name
 	}
-	if o.bus != "" && o.region != "" {
-		if err := discovery.ValidateBus(o.bus, o.region); err != nil {
-			errs = append(errs, err)
-		}
+	check(o.bus != "" && o.region != "", discovery.ValidateBus(o.bus, o.region))
+	check(o.apiID != "", discovery.ValidateAPIID(o.apiID))
+	check(o.token != "", discovery.ValidateToken(o.token))
+	if o.token != "" && o.domain == "" {
+		errs = append(errs, fmt.Errorf("%w: --probe-token needs --domain", ErrUsage))
 	}
-	if o.apiID != "" {
-		if err := discovery.ValidateAPIID(o.apiID); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if o.token != "" {
-		if err := discovery.ValidateToken(o.token); err != nil {
-			errs = append(errs, err)
-		}
-		if o.domain == "" {
-			errs = append(errs, fmt.Errorf("%w: --probe-token needs --domain", ErrUsage))
-		}
-	}
-	if o.prefix != "" {
-		if err := discovery.ValidatePrefix(o.prefix); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	check(o.prefix != "", discovery.ValidatePrefix(o.prefix))
 	if o.sandbox && o.bus == "" {
 		errs = append(errs, fmt.Errorf("%w: --sandbox needs --bus NAME (the bus the sandbox creates when it is missing)", ErrUsage))
 	}
-	if o.dnsServer != "" {
-		if err := discovery.ValidateServer(o.dnsServer); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	check(o.dnsServer != "", discovery.ValidateServer(o.dnsServer))
+	return errs
+}
+
+// readEnvironment takes the endpoint override and the AWS settings from the
+// environment, checking what it can.
+func (o *options) readEnvironment(getenv func(string) string) []error {
+	var errs []error
 	if o.endpoint = getenv(EndpointEnv); o.endpoint != "" {
 		if u, err := url.Parse(o.endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			errs = append(errs, fmt.Errorf("%w: %s=%q is not an http(s) URL", ErrUsage, EndpointEnv, o.endpoint))
@@ -246,7 +244,7 @@ func parseArgs(args []string, getenv func(string) string) (options, error) {
 		}
 		o.aws.MaxAttempts = n
 	}
-	return o, errors.Join(errs...)
+	return errs
 }
 
 // gather collects the facts: AWS first, then public DNS, then the probe.
