@@ -58,7 +58,8 @@ How to read it:
 - **Hot set**: Zipf popularity over the links, requests spread at random over warm instances
   each with its own cache of ` + "`LINOONE_RESOLVER_CACHE_SIZE`" + ` entries, simulated with a fixed seed.
   The hit rate is for random eviction — what ` + "`internal/hotset`" + ` does — and LRU is shown beside it;
-  it is the steady state of a long-lived instance, so a fleet that keeps scaling out does worse.
+  each instance warms on as many requests as are counted, so the rate is close to a long-lived
+  instance's; a fleet that keeps scaling out, with fresh caches, does worse.
 - **Cost** leaves out free tiers and Persist; a month is 30 days.
 `
 
@@ -72,7 +73,7 @@ func writeProfile(b *strings.Builder, r Report, sandbox Deployment) {
 		fmt.Fprintf(b, "| %s | %s %s | %s | %s | %s | %s | %s |\n", c.Name, c.Load.format(count), c.Unit, c.Limit.format(count),
 			c.Headroom.formatUpper(pct), optional(c.P50ms, ms), optional(c.P99ms, ms), optional(c.MonthlyUS, usd))
 	}
-	fmt.Fprintf(b, "| **a redirect** | | | | **%s** | **%s** | **%s** |\n\n", r.Latency.P50.format(ms), r.Latency.P99.format(ms), r.Cost.Monthly.format(usd))
+	fmt.Fprintf(b, "| **a redirect (budget); the month (total)** | | | | **%s** | **%s** | **%s** |\n\n", r.Latency.P50.format(ms), r.Latency.P99.format(ms), r.Cost.Monthly.format(usd))
 	h := r.HotSet
 	fmt.Fprintf(b, "- Hot set: %.1f %% hits (LRU: %.1f %%), so Persist sees %s lookups/s on average and %s at peak.\n",
 		100*h.HitRate, 100*h.LRU.HitRate, count(h.PersistLookupsAvg), count(h.PersistLookupsPeak))
