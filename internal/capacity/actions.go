@@ -1,8 +1,10 @@
 package capacity
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Action is a limit to raise before launch: the component's peak load is over 80 % of
@@ -13,6 +15,7 @@ type Action struct {
 	Current   float64 `json:"current"`
 	Proposed  float64 `json:"proposed"`
 	Why       string  `json:"why"`
+	ratio     float64 // load/limit: the worst is hit first
 }
 
 // Alarm is a CloudWatch alarm threshold derived from a limit (80 % of it).
@@ -39,8 +42,9 @@ func raises(p Profile, d Deployment, r Report) []Action {
 		if c.Setting == "resolver_throttling_rate_limit" || c.Setting == "management_throttling_rate_limit" {
 			why += fmt.Sprintf("; set its burst limit to %s too", count(2*proposed))
 		}
-		out = append(out, Action{Component: c.Name, Setting: c.Setting, Current: c.Limit.V, Proposed: proposed, Why: why})
+		out = append(out, Action{Component: c.Name, Setting: c.Setting, Current: c.Limit.V, Proposed: proposed, Why: why, ratio: c.Load.V / c.Limit.V})
 	}
+	slices.SortStableFunc(out, func(a, b Action) int { return cmp.Compare(b.ratio, a.ratio) })
 	return append(out, brownout(p, d, r)...)
 }
 

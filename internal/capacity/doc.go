@@ -93,7 +93,7 @@ func writeFirstLimits(b *strings.Builder, r Report, sandbox Deployment) {
 	if len(r.Raise) == 0 {
 		b.WriteString(": none — every known limit keeps 20 % headroom at peak.\n")
 	} else {
-		b.WriteString(" (raise before launch):\n\n")
+		b.WriteString(" (raise before launch; the first is hit first):\n\n")
 	}
 	for _, a := range r.Raise {
 		setting := a.Setting
@@ -108,7 +108,7 @@ func writeFirstLimits(b *strings.Builder, r Report, sandbox Deployment) {
 }
 
 func writeAlarms(b *strings.Builder, r Report) {
-	b.WriteString("\n**Alarms** (80 % of the limit they guard):\n\n| metric | threshold | why |\n|---|---|---|\n")
+	b.WriteString("\n**Alarms** (80 % of the limit they guard, as deployed today; after raising a limit, rerun `linoone capacity` with the new value, e.g. `--resolver-rate`):\n\n| metric | threshold | why |\n|---|---|---|\n")
 	for _, a := range r.Alarms {
 		fmt.Fprintf(b, "| %s | %s | %s |\n", a.Metric, count(a.Threshold), a.Why)
 	}
