@@ -12,9 +12,11 @@ LAMBDA_FLAGS := -tags lambda.norpc -trimpath -buildvcs=false -ldflags='-s -w -bu
 
 all: lint test
 
-## generate: regenerate api/ from openapi.yaml (oapi-codegen, one cfg per output)
+## generate: regenerate api/ from openapi.yaml (oapi-codegen, one cfg per output), and
+## the capacity model's Terraform defaults and docs/capacity.md
 generate:
 	$(GO) generate ./api/...
+	$(GO) generate ./internal/capacity
 
 ## build: the linoone binary and dist/{issue,resolve,replay}.zip (arm64 Lambda bootstraps)
 build: bin/linoone $(LAMBDAS:%=dist/%.zip)

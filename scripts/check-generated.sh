@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fails when api/ is not what `make generate` produces from openapi.yaml.
+# Fails when api/ is not what `make generate` produces from openapi.yaml, or when the
+# capacity model's Terraform defaults or docs/capacity.md are not what it produces.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 go generate ./api/...
@@ -7,7 +8,12 @@ if ! git diff --exit-code --stat -- api/; then
   echo "api/ is out of date with openapi.yaml: run make generate and commit" >&2
   exit 1
 fi
-untracked=$(git ls-files --others --exclude-standard api/)
+go generate ./internal/capacity
+if ! git diff --exit-code --stat -- internal/capacity/terraform_gen.go docs/capacity.md; then
+  echo "internal/capacity or docs/capacity.md is out of date with terraform/envs or the model: run make generate and commit" >&2
+  exit 1
+fi
+untracked=$(git ls-files --others --exclude-standard api/ internal/capacity/terraform_gen.go docs/capacity.md)
 if [ -n "$untracked" ]; then
   echo "untracked generated files: $untracked" >&2
   exit 1

@@ -38,6 +38,7 @@ commands:
   replay                republish the local click DLQ; prints how many were replayed
   consume [--drain]     deliver the local bus into Persist (with LINOONE_CONSUMER=external)
   discover --domain D   infrastructure discovery for a custom domain (read-only, AWS)
+  capacity [--avg N …]  capacity, latency and cost model of the AWS deployment (docs/capacity.md)
 
 configuration is read from LINOONE_* environment variables; see README.md.
 `
@@ -62,6 +63,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = replay(ctx, args[1:], getenv, stdout, stderr)
 	case "discover":
 		return discoverycli.Main(ctx, args[1:], getenv, stdout, stderr)
+	case "capacity":
+		return capacityCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

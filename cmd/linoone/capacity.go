@@ -1,0 +1,127 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/linoone/linoone/internal/capacity"
+)
+
+const capacityUsage = `usage: linoone capacity [flags]
+
+Models the AWS deployment at a traffic profile: each component's load, limit and
+headroom at peak, a redirect's p50/p99 budget, Lambda concurrency, the hot set's hit
+rate, the monthly cost and the quotas to raise before launch. Deployment settings are
+the Terraform defaults of --env; figures AWS does not publish print as "unknown"
+until given with --set. docs/capacity.md explains the output.
+
+example:
+  linoone capacity --peak 25000 --avg 2300 --links 50000000 --zipf 1.0
+  linoone capacity --avg 1000 --set putevents_p50_ms=20 --set putevents_p99_ms=60 --json
+
+flags:
+`
+
+// setFlags collects repeated --set name=value.
+type setFlags []string
+
+func (s *setFlags) String() string     { return strings.Join(*s, ",") }
+func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
+
+// capacityCmd runs `linoone capacity` and returns the exit code: 0, 1 on a model
+// error, 2 on bad flags.
+func capacityCmd(args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("capacity", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	fl.Usage = func() { fmt.Fprint(fl.Output(), capacityUsage); fl.PrintDefaults() }
+	p := capacity.Profile{Name: "command line"}
+	fl.Float64Var(&p.AvgRedirects, "avg", 2300, "average redirects per second")
+	fl.Float64Var(&p.PeakRedirects, "peak", 0, "peak redirects per second (default 10 × --avg)")
+	fl.Float64Var(&p.AvgIssuances, "issue-avg", 1, "average issuances per second")
+	fl.Float64Var(&p.PeakIssuances, "issue-peak", 0, "peak issuances per second (default 10 × --issue-avg)")
+	fl.Int64Var(&p.Links, "links", 1_000_000, "number of short URLs being visited")
+	fl.Float64Var(&p.Zipf, "zipf", 1.0, "popularity skew s of Zipf(s) over the links; 0 is uniform")
+	env := fl.String("env", "prod", "Terraform environment whose defaults are the deployment: "+strings.Join(capacity.Envs(), ", "))
+	region := fl.String("region", "", "AWS region (default: the environment's aws_region, else "+capacity.DefaultRegion+")")
+	memory := fl.Float64("memory", 0, "function memory in MB (default: function_memory_mb)")
+	resolverRate := fl.Float64("resolver-rate", 0, "resolver route rate limit (default: resolver_throttling_rate_limit)")
+	managementRate := fl.Float64("management-rate", 0, "management route rate limit (default: management_throttling_rate_limit)")
+	publish := fl.Duration("publish-timeout", 0, "publish timeout (default: publish_timeout)")
+	cache := fl.Int("cache-size", -1, "resolver hot-set size (default: LINOONE_RESOLVER_CACHE_SIZE's default)")
+	jsonOut := fl.Bool("json", false, "write JSON")
+	var sets setFlags
+	fl.Var(&sets, "set", "override a figure, name=value or name=unknown (repeatable; see docs/capacity.md)")
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fl.NArg() > 0 {
+		fmt.Fprintf(stderr, "linoone capacity: unexpected argument %q\n", fl.Arg(0))
+		return 2
+	}
+	if p.PeakRedirects == 0 {
+		p.PeakRedirects = 10 * p.AvgRedirects
+	}
+	if p.PeakIssuances == 0 {
+		p.PeakIssuances = 10 * p.AvgIssuances
+	}
+	d, err := capacity.DefaultDeployment(*env)
+	if err != nil {
+		fmt.Fprintf(stderr, "linoone capacity: %v\n", err)
+		return 2
+	}
+	overrideDeployment(&d, *region, *memory, *resolverRate, *managementRate, *publish, *cache)
+	fs := capacity.NewFigures(d.Region)
+	for _, s := range sets {
+		if err := fs.Set(s); err != nil {
+			fmt.Fprintf(stderr, "linoone capacity: %v\n", err)
+			return 2
+		}
+	}
+	return writeCapacity(p, d, fs, *jsonOut, stdout, stderr)
+}
+
+func overrideDeployment(d *capacity.Deployment, region string, memory, resolverRate, managementRate float64, publish time.Duration, cache int) {
+	if region != "" {
+		d.Region = region
+	}
+	if memory > 0 {
+		d.Terraform.FunctionMemoryMB = memory
+	}
+	if resolverRate > 0 {
+		d.Terraform.ResolverRateLimit = resolverRate
+	}
+	if managementRate > 0 {
+		d.Terraform.ManagementRateLimit = managementRate
+	}
+	if publish > 0 {
+		d.PublishTimeout = publish
+	}
+	if cache >= 0 {
+		d.CacheSize = cache
+	}
+}
+
+func writeCapacity(p capacity.Profile, d capacity.Deployment, fs capacity.Figures, jsonOut bool, stdout, stderr io.Writer) int {
+	r, err := capacity.Evaluate(p, d, fs, capacity.DefaultSim)
+	if err != nil {
+		fmt.Fprintf(stderr, "linoone capacity: %v\n", err)
+		return 2
+	}
+	if jsonOut {
+		err = capacity.WriteJSON(stdout, r)
+	} else {
+		err = capacity.WriteText(stdout, r)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "linoone capacity: %v\n", err)
+		return 1
+	}
+	return 0
+}

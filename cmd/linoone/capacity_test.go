@@ -1,0 +1,64 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestCapacityCommand(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+		out  string // in stdout
+		err  string // in stderr
+	}{
+		{"help", []string{"capacity", "-h"}, 0, "", "linoone capacity --peak 25000"},
+		{"bad flag", []string{"capacity", "--nope"}, 2, "", "flag provided but not defined"},
+		{"bad set", []string{"capacity", "--set", "nope=1"}, 2, "", "want name=value"},
+		{"bad env", []string{"capacity", "--env", "staging"}, 2, "", "unknown environment"},
+		{"table", []string{"capacity", "--avg", "10", "--peak", "2000", "--links", "1000"}, 0, "resolver route throttle", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), tc.args, func(string) string { return "" }, &stdout, &stderr)
+			if code != tc.code || !strings.Contains(stdout.String(), tc.out) || !strings.Contains(stderr.String(), tc.err) {
+				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout.String(), stderr.String())
+			}
+		})
+	}
+}
+
+func TestCapacityJSON(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	args := []string{"capacity", "--avg", "10", "--links", "1000", "--json", "--set", "putevents_p99_ms=40"}
+	if code := run(context.Background(), args, func(string) string { return "" }, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var out struct {
+		HotSet struct {
+			HitRate *float64 `json:"hit_rate"`
+		} `json:"hot_set"`
+		Components []map[string]json.RawMessage `json:"components"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.HotSet.HitRate == nil || *out.HotSet.HitRate <= 0 {
+		t.Errorf("hot_set.hit_rate missing: %s", stdout.String())
+	}
+	if len(out.Components) == 0 {
+		t.Fatal("no components")
+	}
+	for _, c := range out.Components {
+		for _, k := range []string{"name", "load", "limit", "headroom", "p50_ms", "p99_ms", "monthly_usd"} {
+			if _, ok := c[k]; !ok {
+				t.Errorf("component %s lacks %q", c["name"], k)
+			}
+		}
+	}
+}
