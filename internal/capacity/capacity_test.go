@@ -113,7 +113,7 @@ func TestFiguresSourced(t *testing.T) {
 func TestMeasuredEMFLine(t *testing.T) {
 	var b bytes.Buffer
 	c := &shorturl.Counters{}
-	emf, err := metrics.New(&b, "prod", metrics.ClickFacts(c)...)
+	emf, err := metrics.New(&b, "", "prod", metrics.ClickFacts(c)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func main() {
 }
 
 func generate(envsDir string) ([]byte, error) {
-	cfg, err := config.Load(func(string) string { return "" })
+	cfg, err := config.LoadServe(func(string) string { return "" })
 	if err != nil {
 		return nil, fmt.Errorf("config defaults: %w", err)
 	}
@@ -76,6 +76,6 @@ func generate(envsDir string) ([]byte, error) {
 	fmt.Fprint(&b, "}\n\n")
 	fmt.Fprintf(&b, "// configDefaults are internal/config's defaults the model uses.\n")
 	fmt.Fprintf(&b, "const (\n\tdefaultCacheSize = %d // LINOONE_RESOLVER_CACHE_SIZE\n", cfg.CacheSize)
-	fmt.Fprintf(&b, "\tdefaultPersistTimeout = %q // LINOONE_PERSIST_TIMEOUT\n)\n", cfg.PersistTimeout.String())
+	fmt.Fprintf(&b, "\tdefaultPersistTimeout = %q // LINOONE_PERSIST_TIMEOUT\n)\n", cfg.Persist.Timeout.String())
 	return format.Source(b.Bytes())
 }
