@@ -54,6 +54,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
+	if fi, err := os.Stat(cfg.DataDir); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		log.Warn("the data dir can be read by other users: it holds credentials and every visitor's address; chmod 700 it",
+			"data_dir", cfg.DataDir, "mode", fi.Mode().Perm().String())
+	}
 	creds, err := serveCredentials(cfg, log)
 	if err != nil {
 		return err

@@ -608,3 +608,33 @@ func TestHeadIsNotAVisit(t *testing.T) {
 		t.Fatalf("HEAD unknown token: %d", r.StatusCode)
 	}
 }
+
+// TestForbiddenSaysNoMoreThanAWS: whichever signature check fails, the 403 reads
+// the same; the reason is only in the server's log.
+func TestForbiddenSaysNoMoreThanAWS(t *testing.T) {
+	h, _ := newManagementAPI(t, newStore(), time.Now)
+	body := []byte(`{"target_url":"https://example.com/"}`)
+	wrongKey := creds
+	wrongKey.AccessKeyID = "LNKUNKNOWNUNKNOWN001"
+	wrongSecret := creds
+	wrongSecret.SecretAccessKey = "another-secret-another-secret-another-00"
+	unsigned := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8081/shorten", bytes.NewReader(body))
+	unsigned.Header.Set("Content-Type", "application/json")
+	var first []byte
+	for name, req := range map[string]*http.Request{
+		"unsigned":     unsigned,
+		"unknown key":  signed(t, http.MethodPost, "/shorten", "application/json", body, wrongKey, time.Now()),
+		"wrong secret": signed(t, http.MethodPost, "/shorten", "application/json", body, wrongSecret, time.Now()),
+		"too old":      signed(t, http.MethodPost, "/shorten", "application/json", body, creds, time.Now().Add(-time.Hour)),
+	} {
+		res, got := do(t, h, req)
+		if res.StatusCode != http.StatusForbidden {
+			t.Fatalf("%s: %d %s", name, res.StatusCode, got)
+		}
+		if first == nil {
+			first = got
+		} else if !bytes.Equal(first, got) {
+			t.Errorf("%s: 403 body %s differs from %s", name, got, first)
+		}
+	}
+}

@@ -126,7 +126,9 @@ func authenticate(a Authenticator, log *slog.Logger) func(http.Handler) http.Han
 				if err := a.Verify(r); err != nil {
 					// The error names the failed check, never the secret or signature.
 					log.WarnContext(r.Context(), "request refused: signature", "method", r.Method, "path", r.URL.Path, "reason", err.Error())
-					writeProblem(w, newProblem(http.StatusForbidden, CodeForbidden, "the request is unsigned or its SigV4 signature does not verify: "+err.Error()))
+					// The client learns no more than AWS tells it: which check failed is in
+					// the server's log only.
+					writeProblem(w, newProblem(http.StatusForbidden, CodeForbidden, forbiddenDetail))
 					return
 				}
 			}
@@ -134,6 +136,10 @@ func authenticate(a Authenticator, log *slog.Logger) func(http.Handler) http.Han
 		})
 	}
 }
+
+// forbiddenDetail is every 403's detail, whichever check failed.
+const forbiddenDetail = "the request is unsigned or its SigV4 signature (service execute-api, this API's region, " +
+	"signed within 5 minutes of the server's clock, body hash included) does not verify"
 
 func requireJSON(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -148,7 +148,7 @@ func OpenBus(dir string, opts BusOptions) (*Bus, error) {
 		opts.MaxPending = defaultMaxPending
 	}
 	journal := filepath.Join(dir, journalDir)
-	if err := os.MkdirAll(journal, 0o755); err != nil {
+	if err := os.MkdirAll(journal, 0o700); err != nil {
 		return nil, fmt.Errorf("open bus: %w", err)
 	}
 	w, err := openWriters(dir)
@@ -551,7 +551,7 @@ func (b *Bus) openLast() error {
 
 // create starts segment n and makes it the active one.
 func (b *Bus) create(n uint64) error {
-	f, err := os.OpenFile(segmentPath(b.journal, n), os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(segmentPath(b.journal, n), os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("create journal segment: %w", err)
 	}

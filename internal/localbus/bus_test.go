@@ -794,3 +794,27 @@ func TestBatchesStayUnderTheBodyLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestFilesAreTheOwnersAlone: the journal and the facts log hold visitors'
+// addresses: whatever the data dir's mode, they are created 0600.
+func TestFilesAreTheOwnersAlone(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bus := openBus(t, dir, BusOptions{})
+	publishAll(t, bus, facts(t, 1))
+	c := newConsumer(t, dir, &fakeIngester{}, ConsumerOptions{})
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{segmentPath(filepath.Join(dir, journalDir), 1), filepath.Join(dir, "facts.jsonl")} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, want 0600", p, fi.Mode().Perm())
+		}
+	}
+}

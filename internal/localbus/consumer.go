@@ -191,7 +191,7 @@ func NewConsumer(dir string, opts ConsumerOptions) (*Consumer, error) {
 }
 
 func (c *Consumer) open(dir string) error {
-	if err := os.MkdirAll(c.journal, 0o755); err != nil {
+	if err := os.MkdirAll(c.journal, 0o700); err != nil {
 		return err
 	}
 	self, err := openLock(filepath.Join(dir, consumerLock))
@@ -207,10 +207,10 @@ func (c *Consumer) open(dir string) error {
 		return ErrConsumerRunning
 	}
 	removeTemps(dir, ".tmp-"+consumerOffset+"-")
-	if err := os.MkdirAll(filepath.Dir(c.opts.FactsPath), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(c.opts.FactsPath), 0o700); err != nil {
 		return fmt.Errorf("facts log dir: %w", err)
 	}
-	if c.facts, err = os.OpenFile(c.opts.FactsPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err != nil {
+	if c.facts, err = os.OpenFile(c.opts.FactsPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err != nil {
 		return fmt.Errorf("open facts log: %w", err)
 	}
 	fi, err := c.facts.Stat()

@@ -87,7 +87,7 @@ func OpenDLQ(dir string, opts DLQOptions) (*DLQ, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	q := &DLQ{dir: dir, invalid: filepath.Join(dir, invalidDirName), opts: opts, log: opts.Logger}
-	if err := os.MkdirAll(q.invalid, 0o755); err != nil {
+	if err := os.MkdirAll(q.invalid, 0o700); err != nil {
 		return nil, fmt.Errorf("open dlq: %w", err)
 	}
 	q.removeStaleTemps()

@@ -33,6 +33,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -126,6 +127,11 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("open local persist %s: %w", path, err)
+	}
+	// The graph holds every visitor's address: a new file is the owner's alone
+	// (SQLite gives its -wal and -shm files the database file's mode).
+	if f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+		_ = f.Close()
 	}
 
 	var closers []func() error

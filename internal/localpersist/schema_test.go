@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -134,5 +135,29 @@ func TestConnectionSettings(t *testing.T) {
 	}
 	if err := other.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDatabaseIsTheOwnersAlone: the graph holds every visitor's address, so a new
+// database file and its WAL are 0600 whatever the directory's mode.
+func TestDatabaseIsTheOwnersAlone(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "persist.db")
+	st, err := Open(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, p := range []string{path, path + "-wal"} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, want 0600", p, fi.Mode().Perm())
+		}
 	}
 }
