@@ -1,6 +1,7 @@
 package clickfact
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -96,7 +97,14 @@ type Event struct {
 // carries a click fact: the envelope, the fact's constants and one vertex and one
 // edge, which it returns as written (valid until the next Parse). It checks the shape
 // only; Persist verifies the elements' identities on ingest. Errors wrap ErrInvalid.
+//
+// An event in exactly the layout AppendEvent and Build write — every event the local
+// bus journals — is read by position instead (ev's fields are then left unset); its
+// two elements are still checked to be JSON.
 func (ev *Event) Parse(payload []byte) (vertex, edge []byte, err error) {
+	if vertex, edge, ok := splitOwnLayout(payload); ok {
+		return vertex, edge, nil
+	}
 	vs, es := ev.Detail.GraphSON.Vertices[:0], ev.Detail.GraphSON.Edges[:0]
 	*ev = Event{} // fields missing from this event must not keep the last one's values
 	ev.Detail.GraphSON.Vertices, ev.Detail.GraphSON.Edges = vs, es
@@ -122,3 +130,71 @@ func (ev *Event) Parse(payload []byte) (vertex, edge []byte, err error) {
 // isObject reports whether raw, a value json.Unmarshal decoded (valid JSON, no
 // surrounding space), is an object.
 func isObject(raw []byte) bool { return len(raw) > 0 && raw[0] == '{' }
+
+// The fixed parts of the layout AppendEvent and Build write, between the variable
+// ones: envelope id, account, time, region, event identifier, vertex and edge.
+const (
+	layoutStart   = `{"version":"0","id":"`
+	layoutAccount = `","detail-type":"` + DetailType + `","source":"` + Source + `","account":"`
+	layoutTime    = `","time":"`
+	layoutRegion  = `","region":"`
+	layoutDetail  = `","resources":[],"detail":{"schema_version":"` + SchemaVersion + `","graphson_format":"` + GraphSONFormat +
+		`","fact_type":"` + FactType + `","entity_types":["` + EntityType + `"],"idempotency_key":"` + IdempotencyPrefix
+	layoutGraph = `","graphson":{"vertices":[`
+	layoutEdges = `],"edges":[`
+	layoutEnd   = `]}}}`
+)
+
+// splitOwnLayout returns the vertex and the edge of an event in exactly the layout
+// AppendEvent writes around Build's detail, checking every other byte; ok is false
+// for anything else. A JSON string cannot hold `],"edges":[` (its quote would be
+// escaped), so the first one ends the vertex.
+func splitOwnLayout(p []byte) (vertex, edge []byte, ok bool) {
+	rest, ok := cutFixed(p, layoutStart)
+	if ok {
+		rest, ok = cutClass(rest, 36, 36, "0123456789abcdef-", layoutAccount)
+	}
+	if ok {
+		rest, ok = cutClass(rest, 1, 12, "0123456789", layoutTime)
+	}
+	if ok {
+		rest, ok = cutClass(rest, 20, 20, "0123456789-:TZ", layoutRegion)
+	}
+	if ok {
+		rest, ok = cutClass(rest, 1, 32, "abcdefghijklmnopqrstuvwxyz0123456789-", layoutDetail)
+	}
+	if !ok || len(rest) < len(EventIDPrefix)+26 || !isEventID(string(rest[:len(EventIDPrefix)+26])) {
+		return nil, nil, false
+	}
+	rest, ok = cutFixed(rest[len(EventIDPrefix)+26:], layoutGraph)
+	i := bytes.Index(rest, []byte(layoutEdges))
+	if !ok || i < 0 || !bytes.HasSuffix(rest, []byte(layoutEnd)) || i+len(layoutEdges) > len(rest)-len(layoutEnd) {
+		return nil, nil, false
+	}
+	vertex, edge = rest[:i], rest[i+len(layoutEdges):len(rest)-len(layoutEnd)]
+	if !bytes.HasPrefix(vertex, []byte(`{"@type":"g:Vertex"`)) || !bytes.HasPrefix(edge, []byte(`{"@type":"g:Edge"`)) ||
+		!json.Valid(vertex) || !json.Valid(edge) {
+		return nil, nil, false
+	}
+	return vertex, edge, true
+}
+
+// cutFixed removes prefix from the start of p.
+func cutFixed(p []byte, prefix string) ([]byte, bool) {
+	if len(p) < len(prefix) || string(p[:len(prefix)]) != prefix {
+		return nil, false
+	}
+	return p[len(prefix):], true
+}
+
+// cutClass removes a run of min to max bytes of class and then the fixed next.
+func cutClass(p []byte, minLen, maxLen int, class, next string) ([]byte, bool) {
+	n := 0
+	for n < len(p) && n <= maxLen && strings.IndexByte(class, p[n]) >= 0 {
+		n++
+	}
+	if n < minLen || n > maxLen {
+		return nil, false
+	}
+	return cutFixed(p[n:], next)
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	mathrand "math/rand/v2"
 	"strings"
 	"testing"
@@ -44,8 +45,49 @@ func TestEventRoundTrip(t *testing.T) {
 	if !strings.HasPrefix(string(vertex), `{"@type":"g:Vertex"`) || !strings.HasPrefix(string(edge), `{"@type":"g:Edge"`) {
 		t.Fatalf("elements:\n%s\n%s", vertex, edge)
 	}
-	if ev.Detail.IdempotencyKey != f.IdempotencyKey {
-		t.Fatalf("idempotency key %q", ev.Detail.IdempotencyKey)
+	if !bytes.Contains(f.Detail, append(append([]byte(`"vertices":[`), vertex...), `],"edges":[`...)) ||
+		!bytes.Contains(f.Detail, append(append([]byte(`"edges":[`), edge...), `]}}`...)) {
+		t.Fatalf("elements are not the fact's:\n%s\n%s", vertex, edge)
+	}
+}
+
+// TestEventParseFastPathAgreesWithDecoder: events in the bus's own layout are read
+// by position; the same bytes with the envelope's members in another order (valid
+// JSON, another layout) take the decoder, and both give the same elements. A
+// mangled layout byte never slips through the fast path.
+func TestEventParseFastPathAgreesWithDecoder(t *testing.T) {
+	r := mathrand.New(mathrand.NewPCG(5, 6))
+	for i := range 300 {
+		c := testClick
+		c.Target = fmt.Sprintf("https://example.com/%d?q=%q&x=],\"edges\":[", r.IntN(1e6), "a\"b")
+		c.UserAgent = strings.Repeat("é\"\\", r.IntN(20))
+		f, err := clickfact.Build(c, fmt.Sprintf("ev_01JZ8Q6W3C4V5B6N7M8K9J%04d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var uuid [16]byte
+		own := clickfact.AppendEvent(nil, &uuid, "000000000000", "eu-west-1", time.Unix(int64(r.Uint32()), 0), f.Detail)
+		reordered := bytes.Replace(own, []byte(`{"version":"0",`), []byte(`{`), 1)
+		reordered = append(reordered[:len(reordered)-1], `,"version":"0"}`...)
+		var a, b clickfact.Event
+		v1, e1, err1 := a.Parse(own)
+		v2, e2, err2 := b.Parse(reordered)
+		if err1 != nil || err2 != nil || !bytes.Equal(v1, v2) || !bytes.Equal(e1, e2) {
+			t.Fatalf("case %d: fast %v, decoder %v\n%s\n%s", i, err1, err2, own, reordered)
+		}
+		if b.Detail.IdempotencyKey != f.IdempotencyKey {
+			t.Fatalf("case %d: the decoder path read idempotency key %q", i, b.Detail.IdempotencyKey)
+		}
+		// One byte changed anywhere: parsed by the decoder or refused, never
+		// accepted with elements the decoder would not return.
+		j := r.IntN(len(own))
+		bad := bytes.Clone(own)
+		bad[j] ^= 0x20
+		var d clickfact.Event
+		var generic map[string]any
+		if _, _, err := d.Parse(bad); err == nil && json.Unmarshal(bad, &generic) != nil {
+			t.Fatalf("case %d: byte %d changed, not JSON, yet accepted", i, j)
+		}
 	}
 }
 
