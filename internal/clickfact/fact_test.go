@@ -4,46 +4,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	mathrand "math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/linoone/linoone/internal/clickfact"
+	"github.com/linoone/linoone/internal/golden"
 	"github.com/linoone/linoone/internal/graphson"
 	"github.com/linoone/linoone/internal/schematest"
 	"github.com/linoone/linoone/internal/shorturl"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	var pretty bytes.Buffer
-	if err := json.Indent(&pretty, got, "", "  "); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, got)
-	}
-	pretty.WriteByte('\n')
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, pretty.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if diff := cmp.Diff(string(want), pretty.String()); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", name, diff)
-	}
-}
 
 var testClick = clickfact.Click{
 	Token: "7BTadEDkJ8", Path: "https://short.example.com/7BTadEDkJ8", Target: "https://example.com/landing?message_id=msg_123",
@@ -60,7 +32,7 @@ func TestBuild(t *testing.T) {
 	if f.IdempotencyKey != "shorturl:"+testEventID || f.EventID != testEventID {
 		t.Fatalf("fact = %+v", f)
 	}
-	golden(t, "click_fact.json", f.Detail)
+	golden.JSON(t, "click_fact.json", f.Detail)
 	schematest.MustValidate(t, schematest.GraphFact, f.Detail)
 	if strings.Contains(string(f.Detail), "created_at") || strings.Contains(string(f.Detail), "metadata") {
 		t.Fatal("fact carries created_at or metadata")
@@ -142,7 +114,7 @@ func TestDeadLetter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "click_dlq_message.json", b)
+	golden.JSON(t, "click_dlq_message.json", b)
 	schematest.MustValidate(t, schematest.ClickDLQ, b)
 	if d := clickfact.NewDeadLetter(f, testClick.At, 0, nil); d.Reason == "" || d.Attempts != 1 {
 		t.Fatalf("dead letter without a reason: %+v", d)

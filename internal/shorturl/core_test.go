@@ -6,48 +6,20 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/linoone/linoone/internal/clickfact"
+	"github.com/linoone/linoone/internal/golden"
 	"github.com/linoone/linoone/internal/graphson"
 	"github.com/linoone/linoone/internal/schematest"
 	"github.com/linoone/linoone/internal/shorturl"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	var pretty bytes.Buffer
-	if err := json.Indent(&pretty, got, "", "  "); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, got)
-	}
-	pretty.WriteByte('\n')
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, pretty.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if diff := cmp.Diff(string(want), pretty.String()); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", name, diff)
-	}
-}
 
 // memStore is a hand-written fake Store.
 type memStore struct {
@@ -172,7 +144,7 @@ func TestArtifact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "short_url_artifact.json", b)
+	golden.JSON(t, "short_url_artifact.json", b)
 	schematest.MustValidate(t, schematest.Artifact, b)
 	// The id is the identity vector of schemas/testdata/identity-vectors.json.
 	if id := doc.Vertices[0].ID; id != "8a4c8eac84dedac8822b48cac916e4beb2ed6d26029356df16672e75409566a3" {
