@@ -79,7 +79,7 @@ func TestSignatureRequired(t *testing.T) {
 	logs := &syncBuffer{}
 	e := newSignedEnv(t, 4096, logs)
 	rogue := rogueDocument(t)
-	gremlin := []byte(`{"gremlin":"g.E().hasLabel('short_url_visited').values('visitor_ip_address')"}`)
+	gremlin := []byte(`{"gremlin":"g.V().hasLabel('short_url').outE('short_url_visited').count()"}`)
 	unsigned := e.srv.Client()
 	wrongSecret := signedClient(e, sigv4.Credentials{AccessKeyID: authCreds.AccessKeyID, SecretAccessKey: "not-the-secret"}, authRegion, authService)
 	otherKey := signedClient(e, sigv4.Credentials{AccessKeyID: "LNKSOMEONEELSE000001", SecretAccessKey: authCreds.SecretAccessKey}, authRegion, authService)
