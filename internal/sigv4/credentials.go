@@ -122,7 +122,7 @@ func readCredentials(path string) (Credentials, error) {
 		// The decoder's message may quote file content: leave it out.
 		return Credentials{}, fmt.Errorf("read credentials %s: not valid JSON", path)
 	}
-	creds := Credentials{AccessKeyID: f.AccessKeyID, SecretAccessKey: f.SecretAccessKey}
+	creds := Credentials(f)
 	if err := creds.validate(); err != nil {
 		return Credentials{}, fmt.Errorf("read credentials %s: %w", path, err)
 	}
