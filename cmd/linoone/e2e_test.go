@@ -89,6 +89,7 @@ func newInstance(t *testing.T, extraEnv ...string) *instance {
 		"LINOONE_MANAGEMENT_ADDR="+in.management,
 		"LINOONE_PERSIST_ADDR="+in.persist,
 		"LINOONE_ACCESS_KEY_ID=", "LINOONE_SECRET_ACCESS_KEY=", "LINOONE_BUS_FAULT=",
+		"LINOONE_PERSIST_ACCESS_KEY_ID=", "LINOONE_PERSIST_SECRET_ACCESS_KEY=",
 	)
 	in.env = append(in.env, extraEnv...)
 	return in

@@ -10,10 +10,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/linoone/linoone/internal/config"
 	"github.com/linoone/linoone/internal/httpapi"
@@ -62,13 +66,17 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
+	pcreds, err := persistCredentials(cfg.DataDir, cfg.Persist.Credentials, true, log)
+	if err != nil {
+		return err
+	}
 
 	s := &stack{log: log}
 	defer s.close()
 	if err := s.listen(cfg); err != nil {
 		return err
 	}
-	pc, err := s.openPersist(ctx, cfg)
+	pc, err := s.openPersist(ctx, cfg, pcreds)
 	if err != nil {
 		return err
 	}
@@ -105,6 +113,28 @@ func serveCredentials(cfg config.Serve, log *slog.Logger) (sigv4.Credentials, er
 	return creds, nil
 }
 
+// persistCredentials are local Persist's own SigV4 pair: the environment pair, or the
+// pair in the data directory. serve creates it on first start (create); consume only
+// reads it, since a new random pair would not match the one serve's Persist checks.
+func persistCredentials(dataDir string, fromEnv sigv4.Credentials, create bool, log *slog.Logger) (sigv4.Credentials, error) {
+	p := sigv4.PersistPair
+	if !create && fromEnv == (sigv4.Credentials{}) {
+		if _, err := os.Stat(filepath.Join(dataDir, p.File)); err != nil {
+			return sigv4.Credentials{}, fmt.Errorf("no local Persist credentials: set %s and %s, or start `linoone serve` with the same LINOONE_DATA_DIR (%s) first",
+				p.EnvAccessKeyID, p.EnvSecretAccessKey, dataDir)
+		}
+	}
+	creds, path, created, err := p.LoadOrCreate(dataDir, fromEnv)
+	if err != nil {
+		return sigv4.Credentials{}, fmt.Errorf("local persist credentials: %w", err)
+	}
+	if path != "" {
+		// Where the pair is, never the secret itself.
+		log.Info("local persist credentials", "access_key_id", creds.AccessKeyID, "credentials_file", path, "created", created)
+	}
+	return creds, nil
+}
+
 // newManagement is the management API: the issuer on the resolver's store (sharing
 // its hot set), SigV4-checked with the local credentials.
 func newManagement(cfg config.Serve, store shorturl.Store, pc *persist.Client, creds sigv4.Credentials, log *slog.Logger) (http.Handler, error) {
@@ -123,17 +153,53 @@ func newManagement(cfg config.Serve, store shorturl.Store, pc *persist.Client, c
 }
 
 // openPersist starts local Persist when no LINOONE_PERSIST_URL names another, and
-// returns the client of the Persist in use.
-func (s *stack) openPersist(ctx context.Context, cfg config.Serve) (*persist.Client, error) {
+// returns the client of the Persist in use, signing with creds. Local Persist
+// requires that signature (service execute-api, as the real Persist behind API
+// Gateway's AWS_IAM authorizer) on every route but its health check.
+func (s *stack) openPersist(ctx context.Context, cfg config.Serve, creds sigv4.Credentials) (*persist.Client, error) {
 	if cfg.Persist.Start {
-		lp, err := localpersist.Open(ctx, filepath.Join(cfg.DataDir, persistFile), localpersist.Options{Logger: s.log})
+		verifier, err := sigv4.New(creds, cfg.Region, persistService, sigv4.WithMaxBodyBytes(localpersist.DefaultMaxBodyBytes))
+		if err != nil {
+			return nil, fmt.Errorf("local persist: %w", err)
+		}
+		lp, err := localpersist.Open(ctx, filepath.Join(cfg.DataDir, persistFile), localpersist.Options{Logger: s.log, Authenticator: verifier})
 		if err != nil {
 			return nil, fmt.Errorf("local persist: %w", err)
 		}
 		s.closers = append(s.closers, lp.Close)
 		s.persist = newServer(lp.Handler(), s.log)
+		warnIfExposed(s.log, cfg.Persist.Addr)
 	}
-	return newPersistClient(cfg.Persist)
+	return newPersistClient(cfg.Persist, creds, cfg.Region)
+}
+
+// persistService is the SigV4 service of Persist calls.
+const persistService = "execute-api"
+
+// warnIfExposed warns when local Persist listens beyond loopback: the graph, with
+// every visitor's IP address and User-Agent, is then reachable from the network,
+// guarded by the signature alone.
+func warnIfExposed(log *slog.Logger, addr string) {
+	if isLoopback(addr) {
+		return
+	}
+	log.Warn("local persist listens on a non-loopback address: the graph, with every visitor's IP address and User-Agent, "+
+		"is reachable from the network (SigV4 signatures are still required); bind LINOONE_PERSIST_ADDR to 127.0.0.1 unless that is intended",
+		"persist_addr", addr)
+}
+
+// isLoopback reports whether addr (host:port) listens on loopback only: "localhost"
+// or a loopback IP. An empty host, an unspecified IP or any other name is not.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // openBus opens the local bus, starts its consumer when serve delivers the bus
@@ -162,9 +228,12 @@ func (s *stack) openBus(cfg config.Serve, pc *persist.Client) (*localbus.DLQ, er
 	return dlq, nil
 }
 
-// newPersistClient is the client of the Persist a local command uses.
-func newPersistClient(p config.LocalPersist) (*persist.Client, error) {
-	return persist.New(persist.Config{BaseURL: p.URL, Timeout: p.Timeout, InlineLiterals: p.InlineLiterals})
+// newPersistClient is the client of the Persist a local command uses: it signs every
+// call with local Persist's pair (harmless for a Persist that checks no signature).
+func newPersistClient(p config.LocalPersist, creds sigv4.Credentials, region string) (*persist.Client, error) {
+	return persist.New(persist.Config{BaseURL: p.URL, Timeout: p.Timeout, InlineLiterals: p.InlineLiterals,
+		SigV4: &persist.SigV4{Credentials: credentials.NewStaticCredentialsProvider(creds.AccessKeyID, creds.SecretAccessKey, ""),
+			Region: region, Service: persistService}})
 }
 
 // stack is what serve started, so that it stops in the right order.
@@ -335,7 +404,11 @@ func consume(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	log := cfg.Logger(stderr)
-	pc, err := newPersistClient(cfg.Persist)
+	creds, err := persistCredentials(cfg.DataDir, cfg.Persist.Credentials, false, log)
+	if err != nil {
+		return err
+	}
+	pc, err := newPersistClient(cfg.Persist, creds, cfg.Region)
 	if err != nil {
 		return err
 	}

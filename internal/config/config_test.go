@@ -33,7 +33,7 @@ func TestDefaults(t *testing.T) {
 			BusSync: localbus.SyncEach, Consumer: localbus.ConsumerInline,
 			PublishTimeout: 500 * time.Millisecond, CacheSize: 100000, MetricsNamespace: "Linoone",
 		}},
-		{"consume", loader(LoadConsume), Consume{Logging: info, DataDir: "./.linoone", Persist: localDefaultPersist}},
+		{"consume", loader(LoadConsume), Consume{Logging: info, DataDir: "./.linoone", Region: "us-east-1", Persist: localDefaultPersist}},
 		{"dlq", loader(LoadDLQ), DLQ{DataDir: "./.linoone"}},
 		{"replay", loader(LoadReplay), Replay{DataDir: "./.linoone", Region: "us-east-1"}},
 		{"shorten", loader(LoadShorten), Shorten{ManagementURL: "http://127.0.0.1:8081", DataDir: "./.linoone", Region: "us-east-1"}},
@@ -75,17 +75,19 @@ func loader[C any](load func(func(string) string) (C, error)) func(func(string) 
 
 func TestOverrides(t *testing.T) {
 	c, err := LoadServe(env(map[string]string{
-		"LINOONE_RESOLVER_ADDR":     "127.0.0.1:9000",
-		"LINOONE_PERSIST_URL":       "https://persist.example/prod",
-		"AWS_REGION":                "eu-west-1",
-		"LINOONE_PUBLISH_TIMEOUT":   "250ms",
-		"LINOONE_LOG_LEVEL":         "DEBUG",
-		"LINOONE_BUS_FAULT":         "always",
-		"LINOONE_BUS_SYNC":          "interval",
-		"LINOONE_CONSUMER":          "external",
-		"LINOONE_RESOLVER_BASE_URL": "https://go.example.com",
-		sigv4.EnvAccessKeyID:        "AKIDEXAMPLE",
-		sigv4.EnvSecretAccessKey:    "shh",
+		"LINOONE_RESOLVER_ADDR":         "127.0.0.1:9000",
+		"LINOONE_PERSIST_URL":           "https://persist.example/prod",
+		"AWS_REGION":                    "eu-west-1",
+		"LINOONE_PUBLISH_TIMEOUT":       "250ms",
+		"LINOONE_LOG_LEVEL":             "DEBUG",
+		"LINOONE_BUS_FAULT":             "always",
+		"LINOONE_BUS_SYNC":              "interval",
+		"LINOONE_CONSUMER":              "external",
+		"LINOONE_RESOLVER_BASE_URL":     "https://go.example.com",
+		sigv4.EnvAccessKeyID:            "AKIDEXAMPLE",
+		sigv4.EnvSecretAccessKey:        "shh",
+		sigv4.EnvPersistAccessKeyID:     "AKIDPERSIST",
+		sigv4.EnvPersistSecretAccessKey: "psst",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -93,8 +95,13 @@ func TestOverrides(t *testing.T) {
 	if c.ResolverBaseURL != "https://go.example.com" || c.Persist.Start || c.Persist.URL != "https://persist.example/prod" ||
 		c.Region != "eu-west-1" || c.PublishTimeout != 250*time.Millisecond || c.LogLevel != slog.LevelDebug || c.BusFault != "always" ||
 		c.BusSync != localbus.SyncInterval || c.Consumer != localbus.ConsumerExternal ||
-		c.Credentials != (sigv4.Credentials{AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "shh"}) {
+		c.Credentials != (sigv4.Credentials{AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "shh"}) ||
+		c.Persist.Credentials != (sigv4.Credentials{AccessKeyID: "AKIDPERSIST", SecretAccessKey: "psst"}) {
 		t.Fatalf("%+v", c)
+	}
+	if c, err := LoadConsume(env(map[string]string{sigv4.EnvPersistAccessKeyID: "AKIDPERSIST", sigv4.EnvPersistSecretAccessKey: "psst", "LINOONE_REGION": "eu-west-1"})); err != nil ||
+		c.Persist.Credentials != (sigv4.Credentials{AccessKeyID: "AKIDPERSIST", SecretAccessKey: "psst"}) || c.Region != "eu-west-1" {
+		t.Errorf("consume reads local Persist's pair and the region: %+v, %v", c, err)
 	}
 	if c, err := LoadServe(env(map[string]string{"LINOONE_RESOLVER_ADDR": "127.0.0.1:9000"})); err != nil || c.ResolverBaseURL != "http://127.0.0.1:9000" {
 		t.Errorf("the resolver base URL defaults to the resolver address: %q, %v", c.ResolverBaseURL, err)

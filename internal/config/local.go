@@ -14,6 +14,9 @@ type LocalPersist struct {
 	Start          bool          // LINOONE_PERSIST_URL is unset: serve starts local Persist on Addr
 	Timeout        time.Duration // LINOONE_PERSIST_TIMEOUT, default 2s
 	InlineLiterals bool          // LINOONE_PERSIST_INLINE_LITERALS: Neptune mode
+	// Credentials is local Persist's SigV4 pair given in LINOONE_PERSIST_ACCESS_KEY_ID
+	// and LINOONE_PERSIST_SECRET_ACCESS_KEY; unset, the pair in the data directory.
+	Credentials sigv4.Credentials
 }
 
 func (r *reader) localPersist() LocalPersist {
@@ -22,6 +25,7 @@ func (r *reader) localPersist() LocalPersist {
 		URL:            r.httpURL("LINOONE_PERSIST_URL", ""),
 		Timeout:        r.persistTimeout(),
 		InlineLiterals: r.boolean("LINOONE_PERSIST_INLINE_LITERALS"),
+		Credentials:    r.pair(sigv4.PersistPair),
 	}
 	if p.URL == "" {
 		p.URL, p.Start = "http://"+p.Addr, true
@@ -29,10 +33,13 @@ func (r *reader) localPersist() LocalPersist {
 	return p
 }
 
-// credentials is the management API pair given in the environment, as it is: a pair
-// with one half missing is sigv4.LoadOrCreate's to report.
-func (r *reader) credentials() sigv4.Credentials {
-	return sigv4.Credentials{AccessKeyID: r.getenv(sigv4.EnvAccessKeyID), SecretAccessKey: r.getenv(sigv4.EnvSecretAccessKey)}
+// credentials is the management API pair given in the environment.
+func (r *reader) credentials() sigv4.Credentials { return r.pair(sigv4.ManagementPair) }
+
+// pair is the credential pair p given in the environment, as it is: a pair with one
+// half missing is sigv4.Pair.LoadOrCreate's to report.
+func (r *reader) pair(p sigv4.Pair) sigv4.Credentials {
+	return sigv4.Credentials{AccessKeyID: r.getenv(p.EnvAccessKeyID), SecretAccessKey: r.getenv(p.EnvSecretAccessKey)}
 }
 
 // Serve is the configuration of linoone serve.
@@ -86,13 +93,14 @@ func LoadServe(getenv func(string) string) (Serve, error) {
 type Consume struct {
 	Logging
 	DataDir string       // LINOONE_DATA_DIR, default ./.linoone
+	Region  string       // LINOONE_REGION, else AWS_REGION, default us-east-1: Persist's SigV4 region
 	Persist LocalPersist // LINOONE_PERSIST_*
 }
 
 // LoadConsume reads the configuration of linoone consume.
 func LoadConsume(getenv func(string) string) (Consume, error) {
 	r := newReader(getenv)
-	c := Consume{Logging: r.logging(), DataDir: r.dataDir(), Persist: r.localPersist()}
+	c := Consume{Logging: r.logging(), DataDir: r.dataDir(), Region: r.region(), Persist: r.localPersist()}
 	if err := r.err(); err != nil {
 		return Consume{}, err
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
 	"github.com/linoone/linoone/internal/eventid"
 	"github.com/linoone/linoone/internal/hotset"
 	"github.com/linoone/linoone/internal/httpapi"
@@ -35,13 +37,21 @@ func newBenchStack(b *testing.B) *benchStack { return newBenchStackSync(b, local
 func newBenchStackSync(b *testing.B, sync localbus.SyncMode) *benchStack {
 	b.Helper()
 	dir := b.TempDir()
-	lp, err := localpersist.Open(context.Background(), filepath.Join(dir, "persist.db"), localpersist.Options{})
+	// As serve runs it: local Persist checks its own pair, the client signs with it,
+	// so the numbers include both.
+	pair := sigv4.Credentials{AccessKeyID: "LNKBENCHPERSIST00001", SecretAccessKey: "bench-persist-secret-0123456789abcdefgh"}
+	verifier, err := sigv4.New(pair, "us-east-1", "execute-api", sigv4.WithMaxBodyBytes(localpersist.DefaultMaxBodyBytes))
+	if err != nil {
+		b.Fatal(err)
+	}
+	lp, err := localpersist.Open(context.Background(), filepath.Join(dir, "persist.db"), localpersist.Options{Authenticator: verifier})
 	if err != nil {
 		b.Fatal(err)
 	}
 	srv := httptest.NewServer(lp.Handler())
 	b.Cleanup(func() { srv.Close(); _ = lp.Close() })
-	pc, err := persist.New(persist.Config{BaseURL: srv.URL})
+	pc, err := persist.New(persist.Config{BaseURL: srv.URL, SigV4: &persist.SigV4{
+		Credentials: credentials.NewStaticCredentialsProvider(pair.AccessKeyID, pair.SecretAccessKey, ""), Region: "us-east-1"}})
 	if err != nil {
 		b.Fatal(err)
 	}

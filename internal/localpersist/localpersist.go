@@ -21,6 +21,12 @@
 // be evaluated (syntax, unsupported step, unbound variable, wrong type) HTTP 500 / 597,
 // a storage failure HTTP 500 / 500. Nothing outside the subset is guessed at.
 //
+// With an [Authenticator] (Options.Authenticator; linoone serve always sets one, a
+// SigV4 verifier with local Persist's own key pair) every route but GET /healthz
+// requires a valid signature: anything else is refused with 403 before it is read
+// or written. Without one the store answers unsigned requests, as a Persist behind
+// no authorizer would (tests of the contract itself).
+//
 // The package stands in for a separate service: it imports only internal/graphson,
 // the standard library and modernc.org/sqlite, never Linoone's domain.
 package localpersist
@@ -64,6 +70,9 @@ type Options struct {
 	// MaxBatch bounds how many ingest documents one transaction commits;
 	// 0 means DefaultMaxBatch.
 	MaxBatch int
+	// Authenticator, when set, must verify every request but GET /healthz; nil
+	// serves unsigned requests.
+	Authenticator Authenticator
 }
 
 // Stats counts the writer's work since Open.
@@ -82,6 +91,7 @@ type Store struct {
 	now      func() time.Time
 	maxBody  int64
 	maxBatch int
+	auth     Authenticator
 
 	wdb   *sql.DB // one connection: the group-commit writer
 	rdb   *sql.DB // read pool, concurrent with the writer thanks to WAL
@@ -111,7 +121,7 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	if opts.MaxBodyBytes < 0 || opts.MaxBatch < 0 {
 		return nil, fmt.Errorf("open local persist: negative limit (max body %d, max batch %d)", opts.MaxBodyBytes, opts.MaxBatch)
 	}
-	s := &Store{log: opts.Logger, now: opts.Now, maxBody: opts.MaxBodyBytes, maxBatch: opts.MaxBatch}
+	s := &Store{log: opts.Logger, now: opts.Now, maxBody: opts.MaxBodyBytes, maxBatch: opts.MaxBatch, auth: opts.Authenticator}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -181,7 +191,8 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	s.queue = make(chan *ingestRequest, s.maxBatch)
 	s.writerDone = make(chan struct{})
 	go s.runWriter()
-	s.log.Info("local persist open", "path", abs, "max_batch", s.maxBatch, "max_body_bytes", s.maxBody, "read_connections", readers)
+	s.log.Info("local persist open", "path", abs, "max_batch", s.maxBatch, "max_body_bytes", s.maxBody, "read_connections", readers,
+		"signed_requests_only", s.auth != nil)
 	return s, nil
 }
 
@@ -230,7 +241,7 @@ func (s *Store) Stats() Stats {
 }
 
 // Handler serves Persist's HTTP contract: POST /persist/ingest, POST /persist/gremlin
-// and GET /healthz.
+// and GET /healthz, the first two behind the Authenticator when there is one.
 func (s *Store) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/persist/ingest", s.handleIngest)
@@ -239,7 +250,7 @@ func (s *Store) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path)
 	})
-	return mux
+	return s.authenticate(s.auth, mux)
 }
 
 func (s *Store) handleHealth(w http.ResponseWriter, r *http.Request) {

@@ -22,12 +22,23 @@ import (
 	"github.com/linoone/linoone/internal/persist"
 	"github.com/linoone/linoone/internal/shorturl"
 	"github.com/linoone/linoone/internal/shorturl/storetest"
+	"github.com/linoone/linoone/internal/sigv4"
 )
 
-// startLocalPersist serves local Persist on a real loopback HTTP server.
+// testPair is local Persist's SigV4 pair in these tests; every client signs with it.
+var testPair = sigv4.Credentials{AccessKeyID: "LNKPERSISTCLIENT0001", SecretAccessKey: "persist-client-test-secret-0123456789ab"}
+
+const testRegion = "us-east-1"
+
+// startLocalPersist serves local Persist, requiring testPair's signature as serve
+// does, on a real loopback HTTP server.
 func startLocalPersist(t *testing.T) string {
 	t.Helper()
-	st, err := localpersist.Open(context.Background(), filepath.Join(t.TempDir(), "persist.db"), localpersist.Options{})
+	v, err := sigv4.New(testPair, testRegion, "execute-api", sigv4.WithMaxBodyBytes(localpersist.DefaultMaxBodyBytes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := localpersist.Open(context.Background(), filepath.Join(t.TempDir(), "persist.db"), localpersist.Options{Authenticator: v})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,9 +47,12 @@ func startLocalPersist(t *testing.T) string {
 	return srv.URL
 }
 
+// newClient signs with testPair, as serve's client does (harmless for the fake
+// servers, which check no signature).
 func newClient(t *testing.T, base string, inline bool) *persist.Client {
 	t.Helper()
-	c, err := persist.New(persist.Config{BaseURL: base, InlineLiterals: inline, Timeout: 2 * time.Second})
+	c, err := persist.New(persist.Config{BaseURL: base, InlineLiterals: inline, Timeout: 2 * time.Second, SigV4: &persist.SigV4{
+		Credentials: credentials.NewStaticCredentialsProvider(testPair.AccessKeyID, testPair.SecretAccessKey, ""), Region: testRegion}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,6 +69,38 @@ func TestStoreContractAgainstLocalPersist(t *testing.T) {
 	t.Run("behind the hot set", func(t *testing.T) {
 		storetest.Run(t, func(t *testing.T) shorturl.Store { return hotset.New(newClient(t, startLocalPersist(t), false), 1000) })
 	})
+}
+
+// TestUnsignedRefusedByLocalPersist: a client without local Persist's pair, or with
+// another secret, is refused (403, a rejection the consumer retries rather than
+// drops) and stores nothing.
+func TestUnsignedRefusedByLocalPersist(t *testing.T) {
+	ctx := context.Background()
+	base := startLocalPersist(t)
+	u := shorturl.ShortURL{Token: "EvilEvil01", Path: "http://127.0.0.1:8080/EvilEvil01", Target: "https://example.com/"}
+	unsigned, err := persist.New(persist.Config{BaseURL: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong, err := persist.New(persist.Config{BaseURL: base, SigV4: &persist.SigV4{
+		Credentials: credentials.NewStaticCredentialsProvider(testPair.AccessKeyID, "not-the-secret", ""), Region: testRegion}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]*persist.Client{"unsigned": unsigned, "wrong secret": wrong} {
+		t.Run(name, func(t *testing.T) {
+			var pe *persist.Error
+			if err := c.Save(ctx, u); !errors.As(err, &pe) || pe.Status != http.StatusForbidden || pe.Kind != persist.KindRejected || errors.Is(err, persist.ErrInvalidDocument) {
+				t.Fatalf("Save: %v; want a 403 rejection that is not an invalid document", err)
+			}
+			if _, err := c.Lookup(ctx, u.Token); !errors.As(err, &pe) || pe.Status != http.StatusForbidden {
+				t.Fatalf("Lookup: %v; want 403", err)
+			}
+		})
+	}
+	if _, err := newClient(t, base, false).Lookup(ctx, u.Token); !errors.Is(err, shorturl.ErrNotFound) {
+		t.Fatalf("signed Lookup after refused saves: %v; want not found", err)
+	}
 }
 
 func TestClicksAgainstLocalPersist(t *testing.T) {

@@ -11,12 +11,35 @@ import (
 	"path/filepath"
 )
 
-// The environment variables that carry the local credential pair (read by the config
-// package, named in [LoadOrCreate]'s errors) and the file LoadOrCreate keeps it in.
+// The environment variables that carry the management API's credential pair (read by
+// the config package, named in [LoadOrCreate]'s errors) and the file LoadOrCreate keeps
+// it in.
 const (
 	EnvAccessKeyID     = "LINOONE_ACCESS_KEY_ID"
 	EnvSecretAccessKey = "LINOONE_SECRET_ACCESS_KEY"
 	CredentialsFile    = "credentials.json"
+)
+
+// The same for local Persist's own pair: the management API's callers and the
+// callers of Persist hold different secrets.
+const (
+	EnvPersistAccessKeyID     = "LINOONE_PERSIST_ACCESS_KEY_ID"
+	EnvPersistSecretAccessKey = "LINOONE_PERSIST_SECRET_ACCESS_KEY"
+	PersistCredentialsFile    = "persist-credentials.json"
+)
+
+// Pair names where one local credential pair lives: its file in the data directory
+// and the environment variables that override it.
+type Pair struct {
+	File               string
+	EnvAccessKeyID     string
+	EnvSecretAccessKey string
+}
+
+// The two local pairs.
+var (
+	ManagementPair = Pair{File: CredentialsFile, EnvAccessKeyID: EnvAccessKeyID, EnvSecretAccessKey: EnvSecretAccessKey}
+	PersistPair    = Pair{File: PersistCredentialsFile, EnvAccessKeyID: EnvPersistAccessKeyID, EnvSecretAccessKey: EnvPersistSecretAccessKey}
 )
 
 // accessKeyPrefix marks generated local access key ids, which are 20
@@ -32,33 +55,38 @@ type credentialsJSON struct {
 	SecretAccessKey string `json:"secret_access_key"`
 }
 
-// LoadOrCreate returns the local management API credentials.
-//
-// fromEnv is the pair given in LINOONE_ACCESS_KEY_ID and LINOONE_SECRET_ACCESS_KEY.
-// When both are set it uses them and returns path "" (one set without the other is
-// an error naming the missing one). Otherwise it reads <dir>/credentials.json, or,
-// when that does not exist, generates a random pair and writes it there atomically
-// with mode 0600 (creating dir with mode 0700), reporting created. The path lets
-// the caller tell the user where the secret is; never print the secret.
+// LoadOrCreate returns the local management API credentials: ManagementPair.LoadOrCreate.
 func LoadOrCreate(dir string, fromEnv Credentials) (creds Credentials, path string, created bool, err error) {
+	return ManagementPair.LoadOrCreate(dir, fromEnv)
+}
+
+// LoadOrCreate returns the pair p names.
+//
+// fromEnv is the pair given in p's environment variables. When both are set it uses
+// them and returns path "" (one set without the other is an error naming the missing
+// one). Otherwise it reads <dir>/<p.File>, or, when that does not exist, generates a
+// random pair and writes it there atomically with mode 0600 (creating dir with mode
+// 0700), reporting created. The path lets the caller tell the user where the secret
+// is; never print the secret.
+func (p Pair) LoadOrCreate(dir string, fromEnv Credentials) (creds Credentials, path string, created bool, err error) {
 	id, secret := fromEnv.AccessKeyID, fromEnv.SecretAccessKey
 	switch {
 	case id != "" && secret != "":
 		creds = Credentials{AccessKeyID: id, SecretAccessKey: secret}
 		if err := creds.validate(); err != nil {
-			return Credentials{}, "", false, fmt.Errorf("credentials from %s and %s: %w", EnvAccessKeyID, EnvSecretAccessKey, err)
+			return Credentials{}, "", false, fmt.Errorf("credentials from %s and %s: %w", p.EnvAccessKeyID, p.EnvSecretAccessKey, err)
 		}
 		return creds, "", false, nil
 	case id != "":
-		return Credentials{}, "", false, fmt.Errorf("%s is set but %s is not", EnvAccessKeyID, EnvSecretAccessKey)
+		return Credentials{}, "", false, fmt.Errorf("%s is set but %s is not", p.EnvAccessKeyID, p.EnvSecretAccessKey)
 	case secret != "":
-		return Credentials{}, "", false, fmt.Errorf("%s is set but %s is not", EnvSecretAccessKey, EnvAccessKeyID)
+		return Credentials{}, "", false, fmt.Errorf("%s is set but %s is not", p.EnvSecretAccessKey, p.EnvAccessKeyID)
 	}
 
 	if dir == "" {
 		return Credentials{}, "", false, errors.New("credentials directory is empty")
 	}
-	path = filepath.Join(dir, CredentialsFile)
+	path = filepath.Join(dir, p.File)
 	creds, err = readCredentials(path)
 	if err == nil {
 		return creds, path, false, nil
@@ -94,7 +122,7 @@ func readCredentials(path string) (Credentials, error) {
 		// The decoder's message may quote file content: leave it out.
 		return Credentials{}, fmt.Errorf("read credentials %s: not valid JSON", path)
 	}
-	creds := Credentials{AccessKeyID: f.AccessKeyID, SecretAccessKey: f.SecretAccessKey}
+	creds := Credentials(f)
 	if err := creds.validate(); err != nil {
 		return Credentials{}, fmt.Errorf("read credentials %s: %w", path, err)
 	}

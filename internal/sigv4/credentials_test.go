@@ -171,3 +171,40 @@ func TestLoadOrCreateBadFile(t *testing.T) {
 		})
 	}
 }
+
+// TestPersistPairIsSeparate: local Persist's pair lives in its own 0600 file beside
+// the management pair, with a different secret, and its environment variables are the
+// ones its errors name.
+func TestPersistPairIsSeparate(t *testing.T) {
+	dir := t.TempDir()
+	mgmt, _, _, err := ManagementPair.LoadOrCreate(dir, Credentials{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, path, created, err := PersistPair.LoadOrCreate(dir, Credentials{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !created || path != filepath.Join(dir, PersistCredentialsFile) {
+		t.Errorf("path %q, created %v; want %q, true", path, created, filepath.Join(dir, PersistCredentialsFile))
+	}
+	if p.AccessKeyID == mgmt.AccessKeyID || p.SecretAccessKey == mgmt.SecretAccessKey {
+		t.Error("local Persist's pair equals the management pair")
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fi.Mode().Perm(); got != 0o600 {
+		t.Errorf("%s mode %o, want 600", PersistCredentialsFile, got)
+	}
+	again, _, created, err := PersistPair.LoadOrCreate(dir, Credentials{})
+	if err != nil || created || again != p {
+		t.Errorf("second load: created %v, same pair %v, err %v; want the file's pair", created, again == p, err)
+	}
+
+	_, _, _, err = PersistPair.LoadOrCreate(dir, Credentials{AccessKeyID: "AKIDEXAMPLE"})
+	if err == nil || !strings.Contains(err.Error(), EnvPersistSecretAccessKey) {
+		t.Errorf("half a pair: err = %v, want it to name %s", err, EnvPersistSecretAccessKey)
+	}
+}

@@ -1,5 +1,5 @@
 // Package sigv4 verifies and produces AWS Signature Version 4 (SigV4) signed
-// HTTP requests for Linoone's private management API.
+// HTTP requests for Linoone's private management API and for local Persist.
 //
 // In AWS, API Gateway's AWS_IAM authorizer checks the signature before a
 // request reaches us. In local mode our own server must do the same: a
@@ -18,7 +18,8 @@
 // management route. Only header signatures are accepted; presigned
 // (query-string) requests fail with [ErrPresignUnsupported].
 //
-// [LoadOrCreate] bootstraps the local credential pair from the one given in the
+// [Pair.LoadOrCreate] bootstraps a local credential pair — the management API's
+// ([ManagementPair]) or local Persist's ([PersistPair]) — from the one given in the
 // environment (read by the config package) or from a 0600 file it creates on first
 // start.
 //
