@@ -107,4 +107,3 @@ func TestDiskFullBuffersClicks(t *testing.T) {
 		}
 	}
 }
-
