@@ -1672,3 +1672,43 @@ module "resolver_api" {
 		}
 	})
 }
+
+// TestClickFactAlarms: every resolver EMF counter of a click fact that did not
+// reach the bus alarms (issue 9: a full disk buffers facts, past the buffer they
+// are logged, past a log limit dropped), on the configured namespace.
+func TestClickFactAlarms(t *testing.T) {
+	m := mustLoad(t, filepath.Join("modules", "alarms"))
+	merged := false
+	for _, tr := range traversals(exprOf(m.locals["alarms"])) {
+		merged = merged || ref(tr) == "local.fact_alarms"
+	}
+	if !merged {
+		t.Error("alarms: local.alarms does not merge local.fact_alarms")
+	}
+	alarms, err := mergedObject(m, exprOf(m.locals["fact_alarms"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"facts-dead-lettered": "FactsDeadLettered",
+		"facts-buffered":      "FactsBuffered",
+		"facts-lost-to-log":   "FactsLostToLog",
+		"facts-dropped":       "FactsDropped",
+	}
+	for label, metric := range want {
+		items, ok := objectItems(alarms[label])
+		if !ok {
+			t.Errorf("alarms: no %q alarm", label)
+			continue
+		}
+		if got, _ := literalString(items["metric_name"]); got != metric {
+			t.Errorf("alarm %q: metric_name %q, want %q", label, got, metric)
+		}
+		if refs := refsWithLocals(m, items["namespace"]); !refs["var.metrics_namespace"] {
+			t.Errorf("alarm %q: namespace is not var.metrics_namespace", label)
+		}
+		if v, diags := items["threshold"].Value(nil); diags.HasErrors() || !v.RawEquals(cty.Zero) {
+			t.Errorf("alarm %q: threshold %v, want 0 (any such fact alarms)", label, v)
+		}
+	}
+}

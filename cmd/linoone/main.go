@@ -4,6 +4,7 @@
 //	linoone shorten URL    issue a short URL through the management API (SigV4-signed)
 //	linoone dlq            list the click facts waiting in the local click DLQ
 //	linoone replay         republish the local click DLQ onto the local bus
+//	linoone recover …      republish the click facts a serve log holds whole
 //	linoone consume        deliver the local bus into Persist apart from serve
 //	linoone discover …     decide how the resolver is reached on AWS (read-only)
 //
@@ -36,6 +37,7 @@ commands:
   shorten URL           issue a short URL; prints it
   dlq                   list click facts waiting in the local click DLQ
   replay                republish the local click DLQ; prints how many were replayed
+  recover --from-log F  republish the click facts logged whole in serve log F
   consume [--drain]     deliver the local bus into Persist (with LINOONE_CONSUMER=external)
   discover --domain D   infrastructure discovery for a custom domain (read-only, AWS)
   capacity [--avg N …]  capacity, latency and cost model of the AWS deployment (docs/capacity.md)
@@ -61,6 +63,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = listDLQ(ctx, args[1:], getenv, stdout)
 	case "replay":
 		err = replay(ctx, args[1:], getenv, stdout, stderr)
+	case "recover":
+		err = recoverFromLog(ctx, args[1:], getenv, stdout, stderr)
 	case "discover":
 		return discoverycli.Main(ctx, args[1:], getenv, stdout, stderr)
 	case "capacity":

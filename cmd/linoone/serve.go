@@ -86,7 +86,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	rs, err := resolverstack.New(resolverstack.Deps{Store: pc, Publisher: s.bus, DeadLetters: dlq, CacheSize: cfg.CacheSize,
 		PublishTimeout: cfg.PublishTimeout, Logger: log, MetricsOut: stderr, Namespace: cfg.MetricsNamespace,
-		Environment: cfg.Environment, Health: s.health})
+		Environment: cfg.Environment, Health: s.health, ClickBufferBytes: cfg.ClickBufferBytes, ClickLogFactsPerSecond: cfg.ClickLogFacts})
 	if err != nil {
 		return err
 	}
@@ -96,6 +96,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	s.resolver = newServer(rs.Handler, log)
 	s.management = newServer(mgmt, log)
+	s.recorder = rs.Recorder
 	return s.run(ctx, cfg, rs.Metrics)
 }
 
@@ -243,6 +244,7 @@ type stack struct {
 	resolver, management, persist *http.Server
 	bus                           *localbus.Bus
 	consumer                      *localbus.Consumer
+	recorder                      *shorturl.Recorder // flushes the click buffer while serving
 	closers                       []func() error
 }
 
@@ -303,6 +305,9 @@ func (s *stack) run(ctx context.Context, cfg config.Serve, emf *metrics.EMF) err
 		})
 	}
 	workers.Go(func() { _ = emf.Run(bg, 10*time.Second) })
+	// After the servers stop it flushes the click buffer once more and logs the
+	// rest whole, before the bus closes.
+	workers.Go(func() { s.recorder.Run(bg) })
 
 	s.log.Info("linoone serving",
 		"resolver", "http://"+s.resolverLn.Addr().String(),

@@ -32,6 +32,7 @@ func TestDefaults(t *testing.T) {
 			Region: "us-east-1", Environment: "local", ResolverBaseURL: "http://127.0.0.1:8080", Persist: localDefaultPersist,
 			BusSync: localbus.SyncEach, Consumer: localbus.ConsumerInline,
 			PublishTimeout: 500 * time.Millisecond, CacheSize: 100000, MetricsNamespace: "Linoone",
+			ClickBufferBytes: 64 << 20,
 		}},
 		{"consume", loader(LoadConsume), Consume{Logging: info, DataDir: "./.linoone", Region: "us-east-1", Persist: localDefaultPersist}},
 		{"dlq", loader(LoadDLQ), DLQ{DataDir: "./.linoone"}},

@@ -110,6 +110,20 @@ func (r *reader) cacheSize() int {
 	return n
 }
 
+// intRange reads an integer between lo and hi, default def.
+func (r *reader) intRange(name string, def, lo, hi int) int {
+	v := r.get(name, "")
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		r.bad(name, "%q is not an integer between %d and %d", v, lo, hi)
+		return def
+	}
+	return n
+}
+
 func (r *reader) publishTimeout() time.Duration {
 	return r.duration("LINOONE_PUBLISH_TIMEOUT", 500*time.Millisecond)
 }

@@ -7,6 +7,10 @@ import (
 	"github.com/linoone/linoone/internal/sigv4"
 )
 
+// defaultClickBufferBytes is the memory serve holds click facts in while neither
+// the bus nor the DLQ can write them (a full disk).
+const defaultClickBufferBytes = 64 << 20
+
 // LocalPersist is how a local command reaches Persist.
 type LocalPersist struct {
 	Addr           string        // LINOONE_PERSIST_ADDR, default 127.0.0.1:8082
@@ -60,6 +64,8 @@ type Serve struct {
 	CacheSize        int                   // LINOONE_RESOLVER_CACHE_SIZE, default 100000 (0 disables)
 	MetricsNamespace string                // LINOONE_METRICS_NAMESPACE, default Linoone: the EMF namespace
 	ReservedHosts    []string              // LINOONE_RESERVED_HOSTS: targets there are refused
+	ClickBufferBytes int                   // LINOONE_CLICK_BUFFER_BYTES, default 64 MiB: facts held while bus and DLQ fail
+	ClickLogFacts    int                   // LINOONE_CLICK_LOG_FACTS_PER_SECOND, default 0 (no limit): past the buffer
 }
 
 // LoadServe reads the configuration of linoone serve.
@@ -81,6 +87,8 @@ func LoadServe(getenv func(string) string) (Serve, error) {
 		CacheSize:        r.cacheSize(),
 		MetricsNamespace: r.metricsNamespace(),
 		ReservedHosts:    r.reservedHosts(),
+		ClickBufferBytes: r.intRange("LINOONE_CLICK_BUFFER_BYTES", defaultClickBufferBytes, 0, 16<<30),
+		ClickLogFacts:    r.intRange("LINOONE_CLICK_LOG_FACTS_PER_SECOND", 0, 0, 1_000_000),
 	}
 	c.ResolverBaseURL = r.resolverBaseURL(c.ResolverAddr)
 	if err := r.err(); err != nil {

@@ -31,7 +31,9 @@ const DimensionEnvironment = "Environment"
 const (
 	FactsPublished    = "FactsPublished"
 	FactsDeadLettered = "FactsDeadLettered"
+	FactsBuffered     = "FactsBuffered"
 	FactsLostToLog    = "FactsLostToLog"
+	FactsDropped      = "FactsDropped"
 	FactsReplayed     = "FactsReplayed"
 	FactsReplayFailed = "FactsReplayFailed"
 )
@@ -45,13 +47,16 @@ type Metric struct {
 	Counter *atomic.Int64
 }
 
-// ClickFacts is the resolver's metric set: FactsPublished, FactsDeadLettered and
-// FactsLostToLog from the recorder's counters.
+// ClickFacts is the resolver's metric set from the recorder's counters:
+// FactsPublished, FactsDeadLettered, FactsBuffered (held in memory: bus and DLQ
+// both failed), FactsLostToLog (logged whole) and FactsDropped (lost).
 func ClickFacts(c *shorturl.Counters) []Metric {
 	return []Metric{
 		{Name: FactsPublished, Counter: &c.Published},
 		{Name: FactsDeadLettered, Counter: &c.DeadLettered},
+		{Name: FactsBuffered, Counter: &c.Buffered},
 		{Name: FactsLostToLog, Counter: &c.LostToLog},
+		{Name: FactsDropped, Counter: &c.Dropped},
 	}
 }
 

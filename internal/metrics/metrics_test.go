@@ -61,13 +61,16 @@ func TestClickFactsLineIsExactEMF(t *testing.T) {
 	}
 	c.Published.Add(5)
 	c.DeadLettered.Add(2)
+	c.Buffered.Add(4)
 	c.LostToLog.Add(1)
+	c.Dropped.Add(3)
 	if err := e.Flush(t0); err != nil {
 		t.Fatal(err)
 	}
 	want := `{"_aws":{"Timestamp":1795946400000,"CloudWatchMetrics":[{"Namespace":"Linoone","Dimensions":[["Environment"]],` +
-		`"Metrics":[{"Name":"FactsPublished","Unit":"Count"},{"Name":"FactsDeadLettered","Unit":"Count"},{"Name":"FactsLostToLog","Unit":"Count"}]}]},` +
-		`"Environment":"prod","FactsPublished":5,"FactsDeadLettered":2,"FactsLostToLog":1}` + "\n"
+		`"Metrics":[{"Name":"FactsPublished","Unit":"Count"},{"Name":"FactsDeadLettered","Unit":"Count"},{"Name":"FactsBuffered","Unit":"Count"},` +
+		`{"Name":"FactsLostToLog","Unit":"Count"},{"Name":"FactsDropped","Unit":"Count"}]}]},` +
+		`"Environment":"prod","FactsPublished":5,"FactsDeadLettered":2,"FactsBuffered":4,"FactsLostToLog":1,"FactsDropped":3}` + "\n"
 	if diff := cmp.Diff(want, buf.String()); diff != "" {
 		t.Errorf("EMF line (-want +got):\n%s", diff)
 	}
@@ -81,14 +84,18 @@ func TestClickFactsLineIsExactEMF(t *testing.T) {
 				"Metrics": []any{
 					map[string]any{"Name": "FactsPublished", "Unit": "Count"},
 					map[string]any{"Name": "FactsDeadLettered", "Unit": "Count"},
+					map[string]any{"Name": "FactsBuffered", "Unit": "Count"},
 					map[string]any{"Name": "FactsLostToLog", "Unit": "Count"},
+					map[string]any{"Name": "FactsDropped", "Unit": "Count"},
 				},
 			}},
 		},
 		"Environment":       "prod",
 		"FactsPublished":    float64(5),
 		"FactsDeadLettered": float64(2),
+		"FactsBuffered":     float64(4),
 		"FactsLostToLog":    float64(1),
+		"FactsDropped":      float64(3),
 	}}
 	if diff := cmp.Diff(wantParsed, got); diff != "" {
 		t.Errorf("parsed EMF (-want +got):\n%s", diff)

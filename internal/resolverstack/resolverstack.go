@@ -31,8 +31,18 @@ type Deps struct {
 	MetricsOut     io.Writer             // where the EMF lines go
 	Namespace      string                // the metrics' CloudWatch namespace ("": metrics.Namespace)
 	Environment    string                // the metrics' Environment dimension
-	Health         func() httpapi.Health // optional: what GET /healthz reports
+	Health         func() httpapi.Health // optional: what GET /healthz reports besides click recording
+	// ClickBufferBytes bounds the memory holding facts the bus and the DLQ both
+	// refused, until Stack.Recorder.Run flushes them (serve); 0: none, such facts
+	// are logged at once (Lambda, where nothing runs after the handler returns).
+	ClickBufferBytes int
+	// ClickLogFactsPerSecond bounds the facts logged whole past the buffer; 0: none.
+	ClickLogFactsPerSecond int
 }
+
+// HealthClickRecording is what GET /healthz names as degraded while click facts
+// wait in the buffer or went to the log in the last minutes.
+const HealthClickRecording = "click-recording"
 
 // Stack is the built resolver.
 type Stack struct {
@@ -40,6 +50,7 @@ type Stack struct {
 	Store    shorturl.Store // Store behind the hot set, for an issuer in the same process
 	Counters *shorturl.Counters
 	Metrics  *metrics.EMF // the counters as EMF: flush per invocation, or Run
+	Recorder *shorturl.Recorder
 }
 
 // New builds the resolver stack.
@@ -50,7 +61,8 @@ func New(d Deps) (*Stack, error) {
 	counters := &shorturl.Counters{}
 	ids := eventid.New()
 	rec, err := shorturl.NewRecorder(shorturl.RecorderConfig{Publisher: d.Publisher, DeadLetters: d.DeadLetters, EventIDs: ids.Next,
-		PublishTimeout: d.PublishTimeout, Logger: d.Logger, Counters: counters})
+		PublishTimeout: d.PublishTimeout, Logger: d.Logger, Counters: counters,
+		BufferBytes: d.ClickBufferBytes, LogFactsPerSecond: d.ClickLogFactsPerSecond})
 	if err != nil {
 		return nil, fmt.Errorf("recorder: %w", err)
 	}
@@ -67,9 +79,24 @@ func New(d Deps) (*Stack, error) {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	return &Stack{
-		Handler:  httpapi.NewResolver(httpapi.ResolverDeps{Resolver: res, Logger: d.Logger, Health: d.Health}),
+		Handler:  httpapi.NewResolver(httpapi.ResolverDeps{Resolver: res, Logger: d.Logger, Health: health(rec, d.Health)}),
 		Store:    store,
 		Counters: counters,
 		Metrics:  emf,
+		Recorder: rec,
 	}, nil
+}
+
+// health adds the recorder's state to what the caller reports on GET /healthz.
+func health(rec *shorturl.Recorder, more func() httpapi.Health) func() httpapi.Health {
+	return func() httpapi.Health {
+		var h httpapi.Health
+		if more != nil {
+			h = more()
+		}
+		if rec.Degraded() {
+			h.Degraded = append(h.Degraded, HealthClickRecording)
+		}
+		return h
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -94,4 +95,113 @@ func TestStackNeedsAStore(t *testing.T) {
 	if _, err := New(Deps{Publisher: publisher{}, DeadLetters: &deadLetters{}, MetricsOut: &bytes.Buffer{}, Environment: "test"}); err == nil {
 		t.Fatal("a stack without a store was built")
 	}
+}
+
+// switchable fails while its error is set.
+type switchable struct{ err atomic.Pointer[error] }
+
+func (s *switchable) fail(err error) { s.err.Store(&err) }
+func (s *switchable) get() error {
+	if p := s.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+type switchPublisher struct {
+	switchable
+	keys sync.Map // idempotency key → *atomic.Int64 publishes
+}
+
+func (p *switchPublisher) Publish(_ context.Context, f clickfact.Fact) error {
+	if err := p.get(); err != nil {
+		return err
+	}
+	n, _ := p.keys.LoadOrStore(f.IdempotencyKey, new(atomic.Int64))
+	n.(*atomic.Int64).Add(1)
+	return nil
+}
+
+type switchDLQ struct{ switchable }
+
+func (d *switchDLQ) DeadLetter(context.Context, clickfact.DeadLetter) error { return d.get() }
+
+func healthz(t *testing.T, h http.Handler) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET /healthz = %d", rec.Code)
+	}
+	return strings.TrimSpace(rec.Body.String())
+}
+
+// TestHealthReportsBufferedClicks: with the bus and the DLQ both failing, clicks
+// wait in the buffer, none is logged, and /healthz says click recording is
+// degraded; once the bus works, Run publishes each exactly once and health is ok.
+func TestHealthReportsBufferedClicks(t *testing.T) {
+	pub, dlq, logs := &switchPublisher{}, &switchDLQ{}, &syncBuffer{}
+	pub.fail(errors.New("no space left on device"))
+	dlq.fail(errors.New("no space left on device"))
+	s, err := New(Deps{Store: &store{}, Publisher: pub, DeadLetters: dlq, CacheSize: 10, PublishTimeout: time.Second,
+		Logger: slog.New(slog.NewJSONHandler(logs, nil)), MetricsOut: &bytes.Buffer{}, Environment: "test", ClickBufferBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		rec := httptest.NewRecorder()
+		s.Handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/"+token, nil))
+		if rec.Code != http.StatusFound {
+			t.Fatalf("GET /%s = %d", token, rec.Code)
+		}
+	}
+	if got, want := healthz(t, s.Handler), `{"degraded":["click-recording"],"status":"degraded"}`; got != want {
+		t.Fatalf("healthz = %s, want %s", got, want)
+	}
+	if s.Counters.Buffered.Load() != 5 || s.Counters.LostToLog.Load() != 0 || strings.Contains(logs.String(), "graph_fact") {
+		t.Fatalf("buffered %d, lost to log %d; logs:\n%s", s.Counters.Buffered.Load(), s.Counters.LostToLog.Load(), logs)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Recorder.Run(ctx); close(done) }()
+	pub.fail(nil)
+	for deadline := time.Now().Add(10 * time.Second); s.Recorder.Pending() > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("buffer not flushed")
+		}
+	}
+	cancel()
+	<-done
+	n := 0
+	pub.keys.Range(func(k, v any) bool {
+		if c := v.(*atomic.Int64).Load(); c != 1 {
+			t.Errorf("%s published %d times", k, c)
+		}
+		n++
+		return true
+	})
+	if n != 5 {
+		t.Fatalf("%d distinct facts published, want 5", n)
+	}
+	if got, want := healthz(t, s.Handler), `{"status":"ok"}`; got != want {
+		t.Fatalf("healthz after the flush = %s, want %s", got, want)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }

@@ -2,7 +2,6 @@ package shorturl
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -33,9 +32,11 @@ func clickOf(u ShortURL, v Visit) clickfact.Click {
 
 // Counters count what happened to click facts. They are read by the metrics emitter.
 type Counters struct {
-	Published    atomic.Int64
-	DeadLettered atomic.Int64
-	LostToLog    atomic.Int64
+	Published    atomic.Int64 // published on the bus (at once or from the buffer)
+	DeadLettered atomic.Int64 // sent to the dead letters (at once or from the buffer)
+	Buffered     atomic.Int64 // put in the in-memory buffer: bus and dead letters both failed
+	LostToLog    atomic.Int64 // logged whole at ERROR: nothing else could keep them
+	Dropped      atomic.Int64 // LOST: past the buffer and the log limit, neither kept nor logged
 }
 
 // RecorderConfig configures a Recorder.
@@ -48,6 +49,15 @@ type RecorderConfig struct {
 	Logger         *slog.Logger
 	Now            func() time.Time
 	Counters       *Counters
+	// BufferBytes bounds the memory that holds facts neither the bus nor the dead
+	// letters took, until Flush or Run hands them on; 0: no buffer, such facts go
+	// to the log at once. Only where the process outlives the request (serve): an
+	// in-memory buffer dies with a frozen Lambda.
+	BufferBytes int
+	// LogFactsPerSecond bounds the facts logged whole per second past the buffer;
+	// 0: no bound (the default: every such fact is logged, compactly). A fact past a
+	// bound is dropped and counted in Dropped.
+	LogFactsPerSecond int
 }
 
 // Recorder turns clicks into published facts, dead-lettering what cannot be published.
@@ -55,6 +65,9 @@ type Recorder struct {
 	c         RecorderConfig
 	bufs      sync.Pool // *[]byte fact buffers, reused across clicks
 	deadlines deadlines
+	backlog   *backlog // nil without BufferBytes
+	lost      *lostLog
+	flushing  sync.Mutex // one Flush at a time: each buffered fact goes out once
 }
 
 // deadlines hands out the contexts publishes wait under: each ends PublishTimeout
@@ -105,7 +118,15 @@ func NewRecorder(c RecorderConfig) (*Recorder, error) {
 	if c.Counters == nil {
 		c.Counters = &Counters{}
 	}
-	return &Recorder{c: c, deadlines: deadlines{timeout: c.PublishTimeout}}, nil
+	if c.BufferBytes < 0 || c.LogFactsPerSecond < 0 {
+		return nil, errors.New("recorder buffer bytes and log facts per second must not be negative")
+	}
+	r := &Recorder{c: c, deadlines: deadlines{timeout: c.PublishTimeout},
+		lost: &lostLog{log: c.Logger, limit: c.LogFactsPerSecond, counters: c.Counters, now: c.Now}}
+	if c.BufferBytes > 0 {
+		r.backlog = newBacklog(c.BufferBytes)
+	}
+	return r, nil
 }
 
 // Counters returns the recorder's counters.
@@ -156,9 +177,20 @@ func (r *Recorder) deliver(ctx context.Context, f clickfact.Fact) {
 		r.c.Logger.WarnContext(ctx, "click fact dead-lettered", "idempotency_key", f.IdempotencyKey, "err", perr)
 		return
 	}
-	r.c.Counters.LostToLog.Add(1)
-	r.c.Logger.ErrorContext(ctx, "click fact lost to log: publish and dead-letter both failed",
-		"idempotency_key", f.IdempotencyKey, "publish_err", perr, "dlq_err", derr, "graph_fact", json.RawMessage(f.Detail))
+	r.hold(ctx, f, perr, derr)
+}
+
+// hold keeps a fact that neither the bus nor the dead letters took: in the buffer
+// while it has room, else in the log.
+func (r *Recorder) hold(ctx context.Context, f clickfact.Fact, perr, derr error) {
+	if r.backlog != nil && r.backlog.push(f) {
+		if r.c.Counters.Buffered.Add(1); r.backlog.len() == 1 { // once per outage, not per fact
+			r.c.Logger.ErrorContext(ctx, "click facts buffered in memory: publish and dead-letter both failed",
+				"idempotency_key", f.IdempotencyKey, "publish_err", perr, "dlq_err", derr, "buffer_bytes", r.c.BufferBytes)
+		}
+		return
+	}
+	r.lost.write(ctx, f, perr, derr)
 }
 
 // Replay publishes the fact in a DLQ message body again, unchanged (same idempotency

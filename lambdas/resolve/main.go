@@ -54,6 +54,9 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 	if err != nil {
 		return nil, fmt.Errorf("click dlq: %w", err)
 	}
+	// No click buffer (ClickBufferBytes 0): nothing runs after the handler returns
+	// and a frozen or reaped environment would take buffered facts with it, so a
+	// fact that neither EventBridge nor SQS takes is logged whole at once.
 	rs, err := resolverstack.New(resolverstack.Deps{Store: pc, Publisher: pub, DeadLetters: dlq, CacheSize: cfg.CacheSize,
 		PublishTimeout: cfg.PublishTimeout, Logger: log, MetricsOut: os.Stdout, Namespace: cfg.MetricsNamespace, Environment: cfg.Environment})
 	if err != nil {

@@ -1,6 +1,6 @@
 # CloudWatch alarms of one environment: the click DLQ pair, every function's errors
 # and throttles, resolver 5xx, and the fact-publish failures the resolver reports
-# as CloudWatch EMF metrics. All alarms evaluate 5-minute periods and treat missing
+# as CloudWatch EMF metrics (dead-lettered, buffered, lost to log, dropped). All alarms evaluate 5-minute periods and treat missing
 # data as OK (EMF metrics only exist once something failed).
 
 locals {
@@ -71,6 +71,22 @@ locals {
       description = "The resolver could not publish click facts to EventBridge and sent them to the click DLQ."
       namespace   = var.metrics_namespace
       metric_name = "FactsDeadLettered"
+      statistic   = "Sum"
+      threshold   = 0
+      dimensions  = { Environment = var.environment }
+    }
+    "facts-buffered" = {
+      description = "The resolver could neither publish click facts nor send them to the click DLQ (a full disk, locally) and holds them in memory until one works again; /healthz reports click-recording degraded."
+      namespace   = var.metrics_namespace
+      metric_name = "FactsBuffered"
+      statistic   = "Sum"
+      threshold   = 0
+      dimensions  = { Environment = var.environment }
+    }
+    "facts-dropped" = {
+      description = "Click facts were LOST: past the memory buffer and the log limit, neither kept nor logged."
+      namespace   = var.metrics_namespace
+      metric_name = "FactsDropped"
       statistic   = "Sum"
       threshold   = 0
       dimensions  = { Environment = var.environment }

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// mountTmpfs mounts a tmpfs of size bytes on a fresh directory, or skips the test
+// when this process may not mount (it needs root or CAP_SYS_ADMIN).
+func mountTmpfs(t *testing.T, size int) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d,mode=0700", size)); err != nil {
+		t.Skipf("cannot mount a tmpfs (%v): the full-disk test needs root", err)
+	}
+	t.Cleanup(func() {
+		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
+			t.Errorf("unmount %s: %v", dir, err)
+		}
+	})
+	return dir
+}
+
+// fillDisk writes a file in dir until the file system is full, and returns it.
+func fillDisk(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "filler")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	chunk := make([]byte, 64<<10)
+	for {
+		if _, err := f.Write(chunk); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("fill %s: %v", dir, err)
+			}
+			return path
+		}
+	}
+}
+
+func healthBody(t *testing.T, addr string) string {
+	t.Helper()
+	res, err := http.Get("http://" + addr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET /healthz = %d %s", res.StatusCode, b)
+	}
+	return string(b)
+}
+
+// TestDiskFullBuffersClicks is issue 9's finding 4 on a real full disk: serve's
+// data dir is a small tmpfs, filled up while redirects are answered. Every fact
+// then fails the journal and the DLQ with ENOSPC and waits in memory (none goes
+// to the log) while /healthz says click recording is degraded; once space returns
+// every acknowledged click is recorded, none twice, and health is ok again.
+func TestDiskFullBuffersClicks(t *testing.T) {
+	data := mountTmpfs(t, 16<<20)
+	in := newInstance(t, "LINOONE_DATA_DIR="+data, "LINOONE_LOG_LEVEL=warn")
+	in.dataDir = data
+	in.start()
+	tokens := shortenN(t, in, 3)
+	filler := fillDisk(t, data)
+
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	sent := map[string]request{}
+	for i := range 300 {
+		ua, tok := fmt.Sprintf("disk-%d", i), tokens[i%len(tokens)]
+		code, err := get(context.Background(), client, "http://"+in.resolver+"/"+tok, ua)
+		if err != nil || code != http.StatusFound {
+			t.Fatalf("GET /%s = %d, %v", tok, code, err)
+		}
+		sent[ua] = request{token: tok, acked: true}
+	}
+	if h := healthBody(t, in.resolver); !strings.Contains(h, `"click-recording"`) || !strings.Contains(h, `"status":"degraded"`) {
+		t.Fatalf("healthz on a full disk = %s, want click-recording degraded", h)
+	}
+	if strings.Contains(in.logs.String(), "graph_fact") {
+		t.Fatalf("facts reached the log although the buffer had room:\n%s", in.logs)
+	}
+
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	facts := waitDelivered(t, in, tokens, sent)
+	checkCrashFacts(t, in, tokens, sent, facts)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if h := healthBody(t, in.resolver); !strings.Contains(h, "click-recording") {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("healthz after space returned = %s, want click recording ok", h)
+		}
+	}
+}

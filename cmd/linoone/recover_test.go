@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/linoone/linoone/internal/clickfact"
+	"github.com/linoone/linoone/internal/shorturl"
+)
+
+// loggedFacts builds n click facts and logs each as the Recorder does when
+// nothing else keeps it.
+func loggedFacts(t *testing.T, log *slog.Logger, n int) []clickfact.Fact {
+	t.Helper()
+	var facts []clickfact.Fact
+	for i := range n {
+		f, err := clickfact.Build(clickfact.Click{Token: "aB3dE5gH7j", Path: "http://127.0.0.1:8080/aB3dE5gH7j",
+			Target: "https://example.com/?a=1&b=<2>", IP: "192.0.2.1", UserAgent: fmt.Sprintf("agent-%d", i),
+			At: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}, fmt.Sprintf("ev_01JZ8Q6W3C4V5B6N7M8K9J%04d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		log.Error(shorturl.MsgLostToLog, "graph_fact", json.RawMessage(f.Detail))
+		facts = append(facts, f)
+	}
+	return facts
+}
+
+// journalCount is how many journal records carry key.
+func journalCount(t *testing.T, dataDir, key string) int {
+	t.Helper()
+	segs, err := filepath.Glob(filepath.Join(dataDir, busDir, "journal", "*.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, s := range segs {
+		b, err := os.ReadFile(s)
+		if err == nil {
+			n += bytes.Count(b, []byte(key))
+		}
+	}
+	return n
+}
+
+func TestRecoverFromLog(t *testing.T) {
+	var logBuf bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&logBuf, nil))
+	facts := loggedFacts(t, log, 3)
+	logBuf.WriteString("not json at all\n{\"level\":\"ERROR\",\"msg\":\"truncated\n")
+	log.Info("a fact at INFO is not a lost one", "graph_fact", json.RawMessage(facts[0].Detail))
+	log.Error(shorturl.MsgLostToLog, "graph_fact", json.RawMessage(facts[1].Detail)) // twice in the log
+	log.Error(shorturl.MsgLostToLog, "idempotency_key", facts[2].IdempotencyKey, "graph_fact", json.RawMessage(facts[2].Detail))
+	log.Error("something else failed", "err", "boom")
+	logBuf.WriteString(strings.Repeat("x", 100_000)) // a last line without a newline
+
+	dataDir := t.TempDir()
+	logPath := filepath.Join(dataDir, "serve.log")
+	if err := os.WriteFile(logPath, logBuf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	getenv := func(k string) string { return map[string]string{"LINOONE_DATA_DIR": dataDir}[k] }
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"recover", "--from-log", logPath}, getenv, &stdout, &stderr); code != 0 {
+		t.Fatalf("recover exit %d\nstdout: %s\nstderr: %s", code, &stdout, &stderr)
+	}
+	if got, want := stdout.String(), "republished 3, skipped 2, failed 0, invalid 0\n"; got != want {
+		t.Fatalf("recover printed %q, want %q", got, want)
+	}
+	for _, f := range facts {
+		if n := journalCount(t, dataDir, f.IdempotencyKey); n != 1 {
+			t.Errorf("%s journaled %d times, want 1", f.IdempotencyKey, n)
+		}
+	}
+}
+
+func TestRecoverFromLogFails(t *testing.T) {
+	dataDir := t.TempDir()
+	var logBuf bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&logBuf, nil))
+	loggedFacts(t, log, 1)
+	log.Error(shorturl.MsgLostToLog, "graph_fact", json.RawMessage(`{"schema_version":"forged"}`))
+	logPath := filepath.Join(dataDir, "serve.log")
+	if err := os.WriteFile(logPath, logBuf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, fault, want string
+	}{
+		{"invalid fact", "", "republished 1, skipped 0, failed 0, invalid 1\n"},
+		{"bus refuses", "always", "republished 0, skipped 0, failed 1, invalid 1\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := map[string]string{"LINOONE_DATA_DIR": t.TempDir(), "LINOONE_BUS_FAULT": tt.fault}
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), []string{"recover", "--from-log", logPath}, func(k string) string { return env[k] }, &stdout, &stderr)
+			if code == 0 || stdout.String() != tt.want {
+				t.Fatalf("recover exit %d, printed %q; want non-zero, %q\nstderr: %s", code, &stdout, tt.want, &stderr)
+			}
+		})
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"recover"}, func(string) string { return "" }, &stdout, &stderr); code == 0 {
+		t.Fatal("recover without --from-log succeeded")
+	}
+}
