@@ -48,7 +48,7 @@ func TestModelArithmetic(t *testing.T) {
 	near(t, "p50 budget", r.Latency.P50, 1+1+cpu+10)
 	near(t, "p99 budget", r.Latency.P99, 2+3+cpu+20)
 	// $1 API Gateway + $0.20 Lambda requests + GB-s + $1 EventBridge + logs, per million.
-	logBytes := 260 + 3*26 + 600 + 26 + 300 + 26.0
+	logBytes := 260 + 3*26 + 600 + 26 + 450 + 26.0
 	want := 1 + 0.20 + 1769.0/1024*0.011*0.0000133334*1e6 + 1 + logBytes*0.50/1e9*1e6
 	near(t, "per million redirects", r.Cost.PerMillionRedirects, want)
 	c := component(t, r, "API Gateway account throttle")
