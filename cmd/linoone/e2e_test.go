@@ -150,7 +150,13 @@ func (in *instance) stop() {
 
 func (in *instance) credentials() sigv4.Credentials {
 	in.t.Helper()
-	b, err := os.ReadFile(filepath.Join(in.dataDir, sigv4.CredentialsFile))
+	return in.readCredentials(sigv4.CredentialsFile)
+}
+
+// readCredentials reads a pair serve wrote into the data dir.
+func (in *instance) readCredentials(file string) sigv4.Credentials {
+	in.t.Helper()
+	b, err := os.ReadFile(filepath.Join(in.dataDir, file))
 	if err != nil {
 		in.t.Fatal(err)
 	}

@@ -21,18 +21,7 @@ import (
 // persistCredentials reads local Persist's pair from the file serve wrote.
 func (in *instance) persistCredentials() sigv4.Credentials {
 	in.t.Helper()
-	b, err := os.ReadFile(filepath.Join(in.dataDir, sigv4.PersistCredentialsFile))
-	if err != nil {
-		in.t.Fatal(err)
-	}
-	var f struct {
-		AccessKeyID     string `json:"access_key_id"`
-		SecretAccessKey string `json:"secret_access_key"`
-	}
-	if err := json.Unmarshal(b, &f); err != nil {
-		in.t.Fatal(err)
-	}
-	return sigv4.Credentials{AccessKeyID: f.AccessKeyID, SecretAccessKey: f.SecretAccessKey}
+	return in.readCredentials(sigv4.PersistCredentialsFile)
 }
 
 // postPersist posts body to local Persist's path, signed with creds unless they are
