@@ -7,6 +7,7 @@
 //	linoone recover …      republish the click facts a serve log holds whole
 //	linoone consume        deliver the local bus into Persist apart from serve
 //	linoone discover …     decide how the resolver is reached on AWS (read-only)
+//	linoone capacity …     capacity, latency and cost model of the AWS deployment
 //
 // main only wires: configuration comes from the environment, and everything runs in
 // run, which tests call directly.
