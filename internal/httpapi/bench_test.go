@@ -92,7 +92,7 @@ func BenchmarkResolve(b *testing.B) {
 			res, _ := shorturl.NewResolver(store, rec)
 			h := httpapi.NewResolver(httpapi.ResolverDeps{Resolver: res})
 			b.ReportAllocs()
-			b.SetParallelism(32) // 64 concurrent visitors, as in scripts/bench-resolver.sh
+			b.SetParallelism(32) // 64 concurrent visitors, as wrk -c64 in scripts/bench.sh
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				req := httptest.NewRequest(http.MethodGet, "/7BTadEDkJ8", nil)
