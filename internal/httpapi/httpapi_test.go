@@ -638,3 +638,33 @@ func TestForbiddenSaysNoMoreThanAWS(t *testing.T) {
 		}
 	}
 }
+
+// TestShortenRefusesTheHostItWasSentTo: on AWS the management API's own domain is
+// named by no configuration; the Host a request was sent to is this service's own
+// host all the same.
+func TestShortenRefusesTheHostItWasSentTo(t *testing.T) {
+	st := newStore()
+	h, _ := newManagementAPI(t, st, time.Now)
+	const host = "abc123defg.execute-api.eu-west-1.amazonaws.com"
+	for target, want := range map[string]int{
+		"https://" + host + "/shorten":                              http.StatusBadRequest,
+		"https://ABC123DEFG.execute-api.eu-west-1.amazonaws.com./x": http.StatusBadRequest,
+		"https://example.com/elsewhere":                             http.StatusCreated,
+	} {
+		body := []byte(`{"target_url":"` + target + `"}`)
+		req := httptest.NewRequest(http.MethodPost, "https://"+host+"/shorten", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if err := sigv4.SignRequest(context.Background(), req, body, creds, "us-east-1", "execute-api", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		res, got := do(t, h, req)
+		if res.StatusCode != want {
+			t.Fatalf("%s: %d %s", target, res.StatusCode, got)
+		}
+		if want == http.StatusBadRequest {
+			if p := decodeProblem(t, res, got); p.Type != httpapi.ProblemTypePrefix+string(shorturl.RuleSelf) {
+				t.Fatalf("%s: %+v", target, p)
+			}
+		}
+	}
+}

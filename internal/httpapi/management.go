@@ -77,7 +77,8 @@ func NewManagement(d ManagementDeps) (http.Handler, error) {
 		ErrorHandlerWithOpts: validationProblem,
 	})
 	param, request, response := errorHandlers(log, http.StatusNotFound)
-	strict := management.NewStrictHandlerWithOptions(managementServer{issuer: d.Issuer, clicker: d.Clicker, log: log}, nil,
+	strict := management.NewStrictHandlerWithOptions(managementServer{issuer: d.Issuer, clicker: d.Clicker, log: log},
+		[]management.StrictMiddlewareFunc{withRequestHost},
 		management.StrictHTTPServerOptions{RequestErrorHandlerFunc: request, ResponseErrorHandlerFunc: response})
 	mux := http.NewServeMux()
 	mux.Handle("/", fallback(func(path string) string {
@@ -96,6 +97,20 @@ func NewManagement(d ManagementDeps) (http.Handler, error) {
 }
 
 func isHealth(r *http.Request) bool { return r.URL.Path == "/healthz" }
+
+type requestHostKey struct{}
+
+// withRequestHost hands issuance the Host the request was sent to: a target there
+// points back at this API (on AWS its own execute-api domain, which no configuration
+// names).
+func withRequestHost(f management.StrictHandlerFunc, operationID string) management.StrictHandlerFunc {
+	if operationID != "Shorten" {
+		return f
+	}
+	return func(ctx context.Context, w http.ResponseWriter, r *http.Request, req any) (any, error) {
+		return f(context.WithValue(ctx, requestHostKey{}, r.Host), w, r, req)
+	}
+}
 
 // limitBody reads the whole body up front, bounded, so that the signature check and
 // the validator see the same bytes and an oversized body is a clear 413.
@@ -204,7 +219,8 @@ func (s managementServer) Shorten(ctx context.Context, req management.ShortenReq
 	if req.Body == nil {
 		return nil, &shorturl.RuleError{Rule: shorturl.RuleRequired, Detail: "target_url is required"}
 	}
-	u, err := s.issuer.Shorten(ctx, req.Body.TargetURL)
+	host, _ := ctx.Value(requestHostKey{}).(string)
+	u, err := s.issuer.ShortenFor(ctx, req.Body.TargetURL, host)
 	if err != nil {
 		return nil, err
 	}

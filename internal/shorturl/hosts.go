@@ -16,8 +16,23 @@ import (
 // HostRules refuses no valid host.
 type HostRules struct {
 	self     map[string]bool
+	own      string // one more own host, canonical: the Host a request was sent to
 	local    bool
 	reserved hostname.List
+}
+
+// withRequestHost adds the host a request reached this service at (host or
+// host:port) to the own hosts; an invalid one adds nothing.
+func (h HostRules) withRequestHost(requestHost string) HostRules {
+	host := hostPart(requestHost)
+	if host == "" {
+		return h
+	}
+	if c, err := hostname.Normalize(host); err == nil {
+		h.own = c
+		h.local = h.local || hostname.IsLocal(c)
+	}
+	return h
 }
 
 // NewHostRules builds HostRules from this service's own hosts, each a host or
@@ -77,7 +92,7 @@ func (h HostRules) check(host string) error {
 	if c != host {
 		shown = fmt.Sprintf("%s (%s)", host, c)
 	}
-	if h.self[c] || h.local && hostname.IsLocal(c) {
+	if h.self[c] || c == h.own || h.local && hostname.IsLocal(c) {
 		return broken(RuleSelf, "target_url host %s is this service's own host; a short URL must not point back at it", shown)
 	}
 	if h.reserved.Match(c) {

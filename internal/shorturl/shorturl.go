@@ -134,7 +134,19 @@ func ParseBaseURL(raw string) (base, host string, err error) {
 // Shorten validates target, draws a token no other short URL has, and writes the
 // short URL to the store synchronously. It returns only what the store acknowledged.
 func (s *Issuer) Shorten(ctx context.Context, target string) (ShortURL, error) {
-	if err := CheckTarget(target, s.hosts); err != nil {
+	return s.shorten(ctx, target, s.hosts)
+}
+
+// ShortenFor is Shorten for a request that reached the service at requestHost (the
+// Host it was sent to, host or host:port): a target there points back at this
+// service too, wherever it is deployed (on AWS, the management API's own domain,
+// which no configuration names).
+func (s *Issuer) ShortenFor(ctx context.Context, target, requestHost string) (ShortURL, error) {
+	return s.shorten(ctx, target, s.hosts.withRequestHost(requestHost))
+}
+
+func (s *Issuer) shorten(ctx context.Context, target string, hosts HostRules) (ShortURL, error) {
+	if err := CheckTarget(target, hosts); err != nil {
 		return ShortURL{}, err
 	}
 	for range s.maxDraws {
