@@ -90,7 +90,10 @@ type Bus struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	// Owned by the writer goroutine (and OpenBus before it starts).
+	// The journal's state, under wmu: the writer goroutine's, and in SyncInterval
+	// also each publisher's, which writes its own record (writeNow).
+	wmu     sync.Mutex
+	stopped bool // Close closed the segment: writeNow must not write
 	seg     uint64
 	next    string // path of segment seg+1, whose existence means seg was rolled
 	f       *os.File
@@ -202,11 +205,14 @@ func (b *Bus) Close() error {
 		close(b.stop)
 		<-b.done
 		var errs []error
+		b.wmu.Lock()
+		b.stopped = true
 		if b.f != nil {
 			if err := b.f.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("close journal segment: %w", err))
 			}
 		}
+		b.wmu.Unlock()
 		if err := b.w.close(); err != nil {
 			errs = append(errs, err)
 		}
@@ -256,6 +262,15 @@ func (b *Bus) Publish(ctx context.Context, f clickfact.Fact) error {
 	if err != nil {
 		b.enc.Put(e)
 		return fmt.Errorf("publish %s: %w", f.IdempotencyKey, err)
+	}
+	if b.opts.Sync == SyncInterval {
+		err = b.writeNow(frame)
+		b.enc.Put(e)
+		if err != nil {
+			return fmt.Errorf("publish %s: %w", f.IdempotencyKey, err)
+		}
+		b.publishes.Add(1)
+		return nil
 	}
 	b.mu.Lock()
 	bt := b.cur
@@ -363,22 +378,79 @@ func (b *Bus) run() {
 			// once, so that the redirects already runnable (on one P: every request
 			// the last network poll brought) add their records to this batch.
 			runtime.Gosched()
+			b.wmu.Lock()
 			b.flush()
+			b.wmu.Unlock()
 		case <-tick:
-			b.syncDirty()
+			b.syncNow()
 		case <-check.C:
-			if err := b.w.check(); err != nil {
+			b.wmu.Lock()
+			err := b.w.check()
+			b.wmu.Unlock()
+			if err != nil {
 				b.log.Error("journal writers check failed", "err", err)
 			}
 		case <-b.stop:
+			b.wmu.Lock()
 			b.flush()
 			b.syncDirty()
+			b.wmu.Unlock()
 			return
 		}
 	}
 }
 
-// syncDirty fsyncs the active segment when it holds unsynced batches (SyncInterval).
+// writeNow appends one framed record in the publisher's own goroutine. In
+// SyncInterval a record is acknowledged once write(2) returned, so handing it to the
+// writer goroutine and waiting to be woken would only add a park, a wake-up and
+// net/http's background read of the visitor's connection to every redirect; one
+// write under the journal's mutex costs no more than a batch's.
+func (b *Bus) writeNow(frame []byte) error {
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	if b.stopped {
+		return ErrClosed
+	}
+	if err := b.commit(frame); err != nil {
+		return err
+	}
+	b.records.Add(1)
+	if b.maxBatch.Load() == 0 {
+		b.maxBatch.Store(1)
+	}
+	select {
+	case b.notify <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// syncNow is the SyncInterval tick: it fsyncs the active segment, if it holds
+// unsynced records, without holding wmu through the fsync, so that publishers go on
+// writing meanwhile.
+func (b *Bus) syncNow() {
+	b.wmu.Lock()
+	f, dirty := b.f, b.dirty
+	b.dirty = false
+	b.wmu.Unlock()
+	if !dirty || f == nil {
+		return
+	}
+	if err := f.Sync(); err != nil {
+		if errors.Is(err, os.ErrClosed) {
+			return // rolled or closed meanwhile, which synced it first
+		}
+		b.log.Error("journal fsync failed", "segment", f.Name(), "err", err)
+		b.wmu.Lock()
+		b.dirty = true
+		b.wmu.Unlock()
+		return
+	}
+	b.fsyncs.Add(1)
+}
+
+// syncDirty fsyncs the active segment when it holds unsynced batches (SyncInterval),
+// under wmu.
 func (b *Bus) syncDirty() {
 	if !b.dirty || b.f == nil {
 		return
