@@ -42,9 +42,10 @@ func logLoaded(log *slog.Logger, source string, l *List, bad []*LineError) {
 // identity (a rename over it is a change). An absent file is an empty list; a file
 // that cannot be read leaves the list in force.
 type Poller struct {
-	Path   string
-	Holder *Holder
-	Log    *slog.Logger
+	Path     string
+	Holder   *Holder
+	Log      *slog.Logger
+	Failures *atomic.Int64 // optional: counts the reloads that failed
 
 	seen fs.FileInfo
 }
@@ -94,6 +95,9 @@ func (p *Poller) Run(ctx context.Context, every time.Duration) {
 			return
 		case <-t.C:
 			if _, err := p.Reload(); err != nil {
+				if p.Failures != nil {
+					p.Failures.Add(1)
+				}
 				p.Log.Error("deny list unreadable: the previous list stays in force", "source", p.Path, "err", err)
 			}
 		}

@@ -44,6 +44,7 @@ func (e *BlockedError) Is(target error) bool {
 type ScreenCounters struct {
 	TargetsBlocked     atomic.Int64 // issuance refused
 	LinksBlockedServed atomic.Int64 // resolutions answered as blocked (GET and HEAD)
+	DenyListUnreadable atomic.Int64 // the list's source could not be read; the previous list stayed
 }
 
 // Screening is the deny list and what reports its matches. The zero Screening
