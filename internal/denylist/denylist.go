@@ -118,6 +118,9 @@ func ParseString(s string) (*List, []*LineError) {
 // parseRule returns a rule's kind and its canonical key: the host, the domain, or
 // the host a prefix is filed under (with the prefix).
 func parseRule(text string) (Kind, string, prefix, error) {
+	if strings.ContainsAny(text, " \t") {
+		return "", "", prefix{}, errors.New("a rule holds no spaces (comments are whole lines starting with #)")
+	}
 	if strings.Contains(text, "://") {
 		u, ok := splitURL(text)
 		if !ok {
@@ -129,7 +132,7 @@ func parseRule(text string) (Kind, string, prefix, error) {
 		}
 		return KindPrefix, h, prefix{scheme: u.scheme, port: u.port, rest: u.rest}, nil
 	}
-	if strings.ContainsAny(text, " \t/") {
+	if strings.Contains(text, "/") {
 		return "", "", prefix{}, errors.New("a rule is a host, *.domain or an http(s) URL prefix")
 	}
 	d, wild := strings.CutPrefix(text, "*.")

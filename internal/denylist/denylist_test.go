@@ -78,7 +78,7 @@ func TestMatchEverySpelling(t *testing.T) {
 }
 
 func TestMalformedLinesReportedAndIgnored(t *testing.T) {
-	l, bad := denylist.ParseString("ok.example\nbad host\n*.10.0.0.1\nevil.*.example\nftp://x.example/\nexample.123\nhttps://u@x.example/\n  # indented comment\nfine.example\n")
+	l, bad := denylist.ParseString("ok.example\nbad host\n*.10.0.0.1\nevil.*.example\nftp://x.example/\nexample.123\nhttps://u@x.example/\nhttps://x.example/p/ # trailing comment\n  # indented comment\nfine.example\n")
 	var lines []int
 	for _, e := range bad {
 		if !errors.Is(e.Err, denylist.ErrMalformed) {
@@ -86,7 +86,7 @@ func TestMalformedLinesReportedAndIgnored(t *testing.T) {
 		}
 		lines = append(lines, e.Line)
 	}
-	if diff := cmp.Diff([]int{2, 3, 4, 5, 6, 7}, lines); diff != "" {
+	if diff := cmp.Diff([]int{2, 3, 4, 5, 6, 7, 8}, lines); diff != "" {
 		t.Errorf("malformed lines (-want +got):\n%s", diff)
 	}
 	if l.Len() != 2 {

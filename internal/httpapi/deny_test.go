@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"crypto/rand"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,7 +15,7 @@ import (
 	"github.com/linoone/linoone/internal/sigv4"
 )
 
-func holding(t *testing.T, rules string) *denylist.Holder {
+func holding(t testing.TB, rules string) *denylist.Holder {
 	t.Helper()
 	l, bad := denylist.ParseString(rules)
 	if len(bad) > 0 {
@@ -119,4 +120,20 @@ func TestResolveBlockedLinkIsGone(t *testing.T) {
 	if r, _ := get(http.MethodGet); r.StatusCode != http.StatusFound {
 		t.Errorf("after unblocking: %d", r.StatusCode)
 	}
+}
+
+// denyRules is n rules: hosts, domains and prefixes in turn.
+func denyRules(n int) string {
+	var b strings.Builder
+	for i := range n {
+		switch i % 3 {
+		case 0:
+			fmt.Fprintf(&b, "host%d.example\n", i)
+		case 1:
+			fmt.Fprintf(&b, "*.domain%d.example\n", i)
+		default:
+			fmt.Fprintf(&b, "https://prefix%d.example/p/\n", i)
+		}
+	}
+	return b.String()
 }
