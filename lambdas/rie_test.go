@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -72,6 +73,8 @@ const (
 	persistURLParam      = "/linoone/rie-test/persist-url"
 	resolverBaseURLParam = "/linoone/rie-test/resolver-base-url"
 	ssmResolverBaseURL   = "https://links.example.net"
+	// denyListParam holds a deny list whose host rule blocks targetURL (issue 11).
+	denyListParam = "/linoone/rie-test/denylist"
 )
 
 // goaws serves the click DLQ; it keeps global state, so it starts once per process.
@@ -101,7 +104,8 @@ func TestLambdasUnderRIE(t *testing.T) {
 	signedPersistURL := serve(t, verifier.Middleware(nil)(store.Handler()))
 	bus := &fakeBus{}
 	busURL := serve(t, bus)
-	ssm := &fakeSSM{params: map[string]string{persistURLParam: signedPersistURL, resolverBaseURLParam: ssmResolverBaseURL}}
+	ssm := &fakeSSM{params: map[string]string{persistURLParam: signedPersistURL, resolverBaseURLParam: ssmResolverBaseURL,
+		denyListParam: "# deny list: one rule per line\nnot a rule\nEXAMPLE.com.\n"}}
 	ssmURL := serve(t, ssm)
 	bootstraps := buildBootstraps(t, "issue", "resolve", "replay")
 
@@ -141,6 +145,9 @@ func TestLambdasUnderRIE(t *testing.T) {
 		"LINOONE_RESOLVER_BASE_URL_PARAM="+resolverBaseURLParam,
 		"LINOONE_PERSIST_SIGV4=true",
 		"AWS_ENDPOINT_URL_SSM="+ssmURL))
+	// The resolve function with the deny list in an SSM parameter.
+	resolveDenied := startRIE(t, rie, "resolve (deny list)", bootstraps["resolve"], env("resolve", append(append(direct, clickEnv...),
+		"LINOONE_DENYLIST_PARAM="+denyListParam, "AWS_ENDPOINT_URL_SSM="+ssmURL)...))
 
 	pc, err := persist.New(persist.Config{BaseURL: persistURL})
 	if err != nil {
@@ -377,6 +384,27 @@ func TestLambdasUnderRIE(t *testing.T) {
 			if e.IdempotencyKey != f2.IdempotencyKey || e.Detail != string(f2.Detail) {
 				t.Errorf("rejected entry %s, want only %s, unchanged", e.IdempotencyKey, f2.IdempotencyKey)
 			}
+		}
+	})
+
+	// Issue 11: a short URL whose target the deny list (an SSM parameter, malformed
+	// line and all) blocks answers 410 link-blocked, and no click is published.
+	t.Run("resolve a blocked link", func(t *testing.T) {
+		if link.Token == "" {
+			link = seedLink(t, pc)
+		}
+		n := bus.count()
+		resp := resolveDenied.api(t, event(t, "resolve", "resolve.json", recordedToken, string(link.Token)))
+		resolveDenied.logInit(t)
+		checkProblem(t, "blocked link", resp, http.StatusGone, "urn:linoone:problem:link-blocked")
+		if !strings.Contains(resp.Body, "host rule") {
+			t.Errorf("the problem does not name the rule kind: %s", resp.Body)
+		}
+		if entries := bus.since(n); len(entries) != 0 {
+			t.Errorf("a blocked link published a click: %+v", entries)
+		}
+		if !slices.Contains(ssm.calls().names, denyListParam) {
+			t.Errorf("the deny list parameter was never read: %v", ssm.calls().names)
 		}
 	})
 }

@@ -1207,9 +1207,11 @@ func TestResolverBaseURLUsesCustomDomainOnlyWhenRoutable(t *testing.T) {
 func TestFunctionEnvironment(t *testing.T) {
 	common := []string{"LINOONE_ENVIRONMENT", "LINOONE_LOG_LEVEL"}
 	want := map[string][]string{
-		"issue":   append([]string{"LINOONE_PERSIST_URL_PARAM", "LINOONE_PERSIST_SIGV4", "LINOONE_RESOLVER_BASE_URL_PARAM", "LINOONE_PERSIST_INLINE_LITERALS"}, common...),
-		"resolve": append([]string{"LINOONE_PERSIST_URL_PARAM", "LINOONE_PERSIST_SIGV4", "LINOONE_PERSIST_INLINE_LITERALS", "LINOONE_EVENT_BUS", "LINOONE_CLICK_DLQ_URL", "LINOONE_PUBLISH_TIMEOUT", "LINOONE_METRICS_NAMESPACE"}, common...),
-		"replay":  append([]string{"LINOONE_EVENT_BUS", "LINOONE_METRICS_NAMESPACE"}, common...),
+		"issue": append([]string{"LINOONE_PERSIST_URL_PARAM", "LINOONE_PERSIST_SIGV4", "LINOONE_RESOLVER_BASE_URL_PARAM", "LINOONE_PERSIST_INLINE_LITERALS",
+			"LINOONE_DENYLIST_PARAM", "LINOONE_METRICS_NAMESPACE"}, common...),
+		"resolve": append([]string{"LINOONE_PERSIST_URL_PARAM", "LINOONE_PERSIST_SIGV4", "LINOONE_PERSIST_INLINE_LITERALS", "LINOONE_EVENT_BUS", "LINOONE_CLICK_DLQ_URL", "LINOONE_PUBLISH_TIMEOUT", "LINOONE_METRICS_NAMESPACE",
+			"LINOONE_DENYLIST_PARAM"}, common...),
+		"replay": append([]string{"LINOONE_EVENT_BUS", "LINOONE_METRICS_NAMESPACE"}, common...),
 	}
 	m := mustLoad(t, stackDir)
 	for _, fn := range slices.Sorted(maps.Keys(want)) {
@@ -1232,18 +1234,19 @@ func TestFunctionEnvironment(t *testing.T) {
 
 func TestLeastPrivilegeStatements(t *testing.T) {
 	const (
-		persist = "var.persist_api_execution_arn"
-		bus     = "module.event_bus.arn"
-		dlq     = "module.click_dlq.queue_arn"
+		persist  = "var.persist_api_execution_arn"
+		bus      = "module.event_bus.arn"
+		dlq      = "module.click_dlq.queue_arn"
+		denylist = "aws_ssm_parameter.denylist.arn" // issue 11: issue and resolve only
 	)
 	want := map[string]map[string][]string{
 		"issue": {
 			"execute-api:Invoke": {persist},
-			"ssm:GetParameter":   {"aws_ssm_parameter.persist_url.arn", "aws_ssm_parameter.resolver_base_url.arn"},
+			"ssm:GetParameter":   {denylist, "aws_ssm_parameter.persist_url.arn", "aws_ssm_parameter.resolver_base_url.arn"},
 		},
 		"resolve": {
 			"execute-api:Invoke": {persist},
-			"ssm:GetParameter":   {"aws_ssm_parameter.persist_url.arn"},
+			"ssm:GetParameter":   {denylist, "aws_ssm_parameter.persist_url.arn"},
 			"events:PutEvents":   {bus},
 			"sqs:SendMessage":    {dlq},
 		},
@@ -1283,6 +1286,31 @@ func TestLeastPrivilegeStatements(t *testing.T) {
 				t.Error("modules/function: log writes must be limited to aws_cloudwatch_log_group.this")
 			}
 		}
+	}
+}
+
+// TestDenyListParameter: issue 11. The deny list parameter starts as a comment (SSM
+// refuses an empty value) and Terraform never resets what operators wrote.
+func TestDenyListParameter(t *testing.T) {
+	m := mustLoad(t, stackDir)
+	r := m.resources["aws_ssm_parameter.denylist"]
+	if r == nil {
+		t.Fatal("modules/stack: no aws_ssm_parameter.denylist")
+	}
+	if v, ok := literalString(exprOf(r.Body.Attributes["value"])); !ok || !strings.HasPrefix(v, "#") {
+		t.Errorf("initial value %q: want a literal comment line", v)
+	}
+	ignored := false
+	for _, b := range r.Body.Blocks {
+		if b.Type != "lifecycle" || b.Body.Attributes["ignore_changes"] == nil {
+			continue
+		}
+		for _, tr := range traversals(b.Body.Attributes["ignore_changes"].Expr) {
+			ignored = ignored || ref(tr) == "value"
+		}
+	}
+	if !ignored {
+		t.Error("aws_ssm_parameter.denylist must have lifecycle { ignore_changes = [value] }")
 	}
 }
 

@@ -224,6 +224,8 @@ type ForbiddenApplicationProblemPlusJSONResponse Problem
 
 type NotFoundApplicationProblemPlusJSONResponse Problem
 
+type TargetBlockedApplicationProblemPlusJSONResponse Problem
+
 type TooLargeApplicationProblemPlusJSONResponse Problem
 
 type UnavailableApplicationProblemPlusJSONResponse Problem
@@ -403,6 +405,22 @@ func (response Shorten415ApplicationProblemPlusJSONResponse) VisitShortenRespons
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Shorten422ApplicationProblemPlusJSONResponse struct {
+	TargetBlockedApplicationProblemPlusJSONResponse
+}
+
+func (response Shorten422ApplicationProblemPlusJSONResponse) VisitShortenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
 }

@@ -96,6 +96,9 @@ type Forbidden = Problem
 // NotFound RFC 9457 problem details.
 type NotFound = Problem
 
+// TargetBlocked RFC 9457 problem details.
+type TargetBlocked = Problem
+
 // TooLarge RFC 9457 problem details.
 type TooLarge = Problem
 

@@ -200,6 +200,8 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	return m
 }
 
+type LinkBlockedApplicationProblemPlusJSONResponse Problem
+
 type NotFoundApplicationProblemPlusJSONResponse Problem
 
 type UnavailableApplicationProblemPlusJSONResponse Problem
@@ -261,6 +263,22 @@ func (response Resolve404ApplicationProblemPlusJSONResponse) VisitResolveRespons
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Resolve410ApplicationProblemPlusJSONResponse struct {
+	LinkBlockedApplicationProblemPlusJSONResponse
+}
+
+func (response Resolve410ApplicationProblemPlusJSONResponse) VisitResolveResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(410)
 	_, err := buf.WriteTo(w)
 	return err
 }

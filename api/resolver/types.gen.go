@@ -54,6 +54,9 @@ type Problem struct {
 // Token defines model for Token.
 type Token = string
 
+// LinkBlocked RFC 9457 problem details.
+type LinkBlocked = Problem
+
 // NotFound RFC 9457 problem details.
 type NotFound = Problem
 

@@ -6,6 +6,8 @@
 //	linoone replay         republish the local click DLQ onto the local bus
 //	linoone recover …      republish the click facts a serve log holds whole
 //	linoone consume        deliver the local bus into Persist apart from serve
+//	linoone block RULE     add a rule to the local deny list (unblock removes it)
+//	linoone blocked        list the local deny list, or --check URL against it
 //	linoone discover …     decide how the resolver is reached on AWS (read-only)
 //	linoone capacity …     capacity, latency and cost model of the AWS deployment
 //
@@ -40,6 +42,9 @@ commands:
   replay                republish the local click DLQ; prints how many were replayed
   recover --from-log F  republish the click facts logged whole in serve log F
   consume [--drain]     deliver the local bus into Persist (with LINOONE_CONSUMER=external)
+  block RULE            deny-list a host, '*.domain' or URL prefix (serve applies it within 2 s)
+  unblock RULE          remove a rule from the deny list
+  blocked [--check URL] list the deny list's rules, or say whether URL is blocked and by which rule
   discover --domain D   infrastructure discovery for a custom domain (read-only, AWS)
   capacity [--avg N …]  capacity, latency and cost model of the AWS deployment (docs/capacity.md)
 
@@ -66,6 +71,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = replay(ctx, args[1:], getenv, stdout, stderr)
 	case "recover":
 		err = recoverFromLog(ctx, args[1:], getenv, stdout, stderr)
+	case "block", "unblock":
+		err = blockCmd(ctx, args[0], args[1:], getenv, stdout, stderr)
+	case "blocked":
+		err = blockedCmd(args[1:], getenv, stdout, stderr)
 	case "discover":
 		return discoverycli.Main(ctx, args[1:], getenv, stdout, stderr)
 	case "capacity":

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/linoone/linoone/internal/config"
+	"github.com/linoone/linoone/internal/denylist"
 	"github.com/linoone/linoone/internal/httpapi"
 	"github.com/linoone/linoone/internal/localbus"
 	"github.com/linoone/linoone/internal/localpersist"
@@ -84,13 +85,18 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	rs, err := resolverstack.New(resolverstack.Deps{Store: pc, Publisher: s.bus, DeadLetters: dlq, CacheSize: cfg.CacheSize,
-		PublishTimeout: cfg.PublishTimeout, Logger: log, MetricsOut: stderr, Namespace: cfg.MetricsNamespace,
-		Environment: cfg.Environment, Health: s.health, ClickBufferBytes: cfg.ClickBufferBytes, ClickLogFactsPerSecond: cfg.ClickLogFacts})
+	screen, err := s.openDenyList(cfg)
 	if err != nil {
 		return err
 	}
-	mgmt, err := newManagement(cfg, rs.Store, pc, creds, log)
+	rs, err := resolverstack.New(resolverstack.Deps{Store: pc, Publisher: s.bus, DeadLetters: dlq, CacheSize: cfg.CacheSize,
+		PublishTimeout: cfg.PublishTimeout, Logger: log, MetricsOut: stderr, Namespace: cfg.MetricsNamespace,
+		Environment: cfg.Environment, Health: s.health, ClickBufferBytes: cfg.ClickBufferBytes, ClickLogFactsPerSecond: cfg.ClickLogFacts,
+		Screening: screen})
+	if err != nil {
+		return err
+	}
+	mgmt, err := newManagement(cfg, rs.Store, pc, creds, screen, log)
 	if err != nil {
 		return err
 	}
@@ -98,6 +104,22 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	s.management = newServer(mgmt, log)
 	s.recorder = rs.Recorder
 	return s.run(ctx, cfg, rs.Metrics)
+}
+
+// denyListPoll is how often serve checks the deny list file for a change: an edit
+// is in force within this interval (issue 11: under 5 s locally).
+const denyListPoll = 2 * time.Second
+
+// openDenyList loads the deny list file (absent: nothing blocked) and returns the
+// screening both the issuer and the resolver apply. A file that exists but cannot
+// be read stops the start: serving with no list would silently lift every block.
+func (s *stack) openDenyList(cfg config.Serve) (shorturl.Screening, error) {
+	h, counters := &denylist.Holder{}, &shorturl.ScreenCounters{}
+	s.denyList = &denylist.Poller{Path: cfg.DenyListFile, Holder: h, Log: s.log, Failures: &counters.DenyListUnreadable}
+	if _, err := s.denyList.Reload(); err != nil {
+		return shorturl.Screening{}, fmt.Errorf("deny list: %w", err)
+	}
+	return shorturl.Screening{Screen: h, Counters: counters, Logger: s.log}, nil
 }
 
 // serveCredentials are the management API's credentials: the environment pair, or
@@ -138,11 +160,11 @@ func persistCredentials(dataDir string, fromEnv sigv4.Credentials, create bool, 
 
 // newManagement is the management API: the issuer on the resolver's store (sharing
 // its hot set), SigV4-checked with the local credentials.
-func newManagement(cfg config.Serve, store shorturl.Store, pc *persist.Client, creds sigv4.Credentials, log *slog.Logger) (http.Handler, error) {
+func newManagement(cfg config.Serve, store shorturl.Store, pc *persist.Client, creds sigv4.Credentials, screen shorturl.Screening, log *slog.Logger) (http.Handler, error) {
 	// Targets on this service's own addresses are refused like the resolver base
 	// URL's host: on loopback that covers every spelling of this machine.
 	issuer, err := shorturl.NewIssuer(shorturl.IssuerConfig{Store: store, ResolverBaseURL: cfg.ResolverBaseURL, Rand: rand.Reader,
-		SelfHosts: []string{cfg.ResolverAddr, cfg.ManagementAddr}, ReservedHosts: cfg.ReservedHosts})
+		SelfHosts: []string{cfg.ResolverAddr, cfg.ManagementAddr}, ReservedHosts: cfg.ReservedHosts, Screening: screen})
 	if err != nil {
 		return nil, err
 	}
@@ -245,6 +267,7 @@ type stack struct {
 	bus                           *localbus.Bus
 	consumer                      *localbus.Consumer
 	recorder                      *shorturl.Recorder // flushes the click buffer while serving
+	denyList                      *denylist.Poller   // keeps the deny list in step with its file
 	closers                       []func() error
 }
 
@@ -278,7 +301,7 @@ func newServer(h http.Handler, log *slog.Logger) *http.Server {
 	}
 }
 
-func (s *stack) run(ctx context.Context, cfg config.Serve, emf *metrics.EMF) error {
+func (s *stack) run(ctx context.Context, cfg config.Serve, emf metrics.Group) error {
 	consumer := s.consumer
 	errc := make(chan error, 3)
 	var servers sync.WaitGroup
@@ -305,6 +328,7 @@ func (s *stack) run(ctx context.Context, cfg config.Serve, emf *metrics.EMF) err
 		})
 	}
 	workers.Go(func() { _ = emf.Run(bg, 10*time.Second) })
+	workers.Go(func() { s.denyList.Run(bg, denyListPoll) })
 	// After the servers stop it flushes the click buffer once more and logs the
 	// rest whole, before the bus closes.
 	workers.Go(func() { s.recorder.Run(bg) })

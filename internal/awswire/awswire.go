@@ -1,6 +1,6 @@
 // Package awswire holds the wiring the three Lambda functions share: the AWS
-// configuration, configuration values kept in SSM parameters, and the Persist client
-// signed with the function's role.
+// configuration, configuration values kept in SSM parameters, the deny list kept in
+// one, and the Persist client signed with the function's role.
 package awswire
 
 import (
@@ -9,12 +9,15 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/linoone/linoone/internal/config"
+	"github.com/linoone/linoone/internal/denylist"
 	"github.com/linoone/linoone/internal/persist"
 )
 
@@ -89,4 +92,33 @@ func Persist(p config.Persist, region string, awsCfg aws.Config) (*persist.Clien
 		pc.SigV4 = &persist.SigV4{Credentials: awsCfg.Credentials, Region: region}
 	}
 	return persist.New(pc)
+}
+
+// DenyListRefresh is how often a function reads its deny list parameter again: an
+// operator's edit is in force within this interval plus one request.
+const DenyListRefresh = 30 * time.Second
+
+// DenyList is the deny list kept in the SSM parameter param ("": none, nothing is
+// blocked), read now and again every DenyListRefresh by refresh, which the handler
+// calls at the start of each invocation. A failed read keeps the previous list (or
+// none, at start), is logged at ERROR and counted in failures; it never stops the
+// function.
+func DenyList(ctx context.Context, api GetParameterAPI, param string, log *slog.Logger, failures *atomic.Int64) (*denylist.Holder, func(context.Context)) {
+	h := &denylist.Holder{}
+	if param == "" {
+		return h, func(context.Context) {}
+	}
+	c := &denylist.Cache{Holder: h, Every: DenyListRefresh, Source: "ssm:" + param, Log: log, Failures: failures,
+		Fetch: func(ctx context.Context) (string, error) {
+			out, err := api.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(param)})
+			if err != nil {
+				return "", fmt.Errorf("ssm parameter %s: %w", param, err)
+			}
+			if out.Parameter == nil {
+				return "", fmt.Errorf("ssm parameter %s: no value", param)
+			}
+			return aws.ToString(out.Parameter.Value), nil
+		}}
+	c.Refresh(ctx)
+	return h, c.Refresh
 }

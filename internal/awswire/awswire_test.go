@@ -3,7 +3,9 @@ package awswire
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -52,5 +54,35 @@ func TestResolveParams(t *testing.T) {
 		if err := ResolveParams(t.Context(), api, &v); err == nil || err.Error() != tt.want {
 			t.Errorf("ResolveParams(%s) = %v, want %q", tt.param, err, tt.want)
 		}
+	}
+}
+
+// TestDenyListKeepsLastGoodOnSSMError: throttled or denied, the list read before
+// stays in force, the failure is logged at ERROR and counted.
+func TestDenyListKeepsLastGoodOnSSMError(t *testing.T) {
+	api := &fakeSSM{values: map[string]string{"/p/deny": "# deny list: one rule per line\n*.evil.example\n"}}
+	var logs strings.Builder
+	var failures atomic.Int64
+	h, refresh := DenyList(t.Context(), api, "/p/deny", slog.New(slog.NewJSONHandler(&logs, nil)), &failures)
+	if _, blocked := h.Screen("https://login.evil.example/"); !blocked {
+		t.Fatal("the parameter's list is not in force")
+	}
+	delete(api.values, "/p/deny") // every further read fails
+	refresh(t.Context())          // not due yet: no read
+	if len(api.asked) != 1 {
+		t.Errorf("read %d times within %v", len(api.asked), DenyListRefresh)
+	}
+	if _, blocked := h.Screen("https://login.evil.example/"); !blocked || failures.Load() != 0 {
+		t.Errorf("blocked %v, failures %d", blocked, failures.Load())
+	}
+
+	h, _ = DenyList(t.Context(), api, "/p/deny", slog.New(slog.NewJSONHandler(&logs, nil)), &failures)
+	if _, blocked := h.Screen("https://login.evil.example/"); blocked || failures.Load() != 1 || !strings.Contains(logs.String(), `"level":"ERROR"`) {
+		t.Errorf("unreadable at start: blocked %v, failures %d, logs %s", blocked, failures.Load(), logs.String())
+	}
+	if h, refresh := DenyList(t.Context(), api, "", slog.New(slog.DiscardHandler), &failures); h.List().Len() != 0 {
+		t.Error("no parameter blocks something")
+	} else {
+		refresh(t.Context())
 	}
 }

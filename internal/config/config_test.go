@@ -2,6 +2,7 @@ package config
 
 import (
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -32,7 +33,7 @@ func TestDefaults(t *testing.T) {
 			Region: "us-east-1", Environment: "local", ResolverBaseURL: "http://127.0.0.1:8080", Persist: localDefaultPersist,
 			BusSync: localbus.SyncEach, Consumer: localbus.ConsumerInline,
 			PublishTimeout: 500 * time.Millisecond, CacheSize: 100000, MetricsNamespace: "Linoone",
-			ClickBufferBytes: 64 << 20,
+			ClickBufferBytes: 64 << 20, DenyListFile: filepath.Join(".linoone", "denylist.txt"),
 		}},
 		{"consume", loader(LoadConsume), Consume{Logging: info, DataDir: "./.linoone", Region: "us-east-1", Persist: localDefaultPersist}},
 		{"dlq", loader(LoadDLQ), DLQ{DataDir: "./.linoone"}},
@@ -41,7 +42,7 @@ func TestDefaults(t *testing.T) {
 		// A function has no defaults for what it requires: see TestFunctionRequirements.
 		{"issue function", loader(LoadIssueFunction), IssueFunction{
 			Function: fn, ResolverBaseURL: SSMValue{Value: "http://127.0.0.1:8080"},
-			Persist: Persist{URL: SSMValue{Value: "http://persist"}, Timeout: 2 * time.Second},
+			Persist: Persist{URL: SSMValue{Value: "http://persist"}, Timeout: 2 * time.Second}, MetricsNamespace: "Linoone",
 		}},
 		{"resolve function", loader(LoadResolveFunction), ResolveFunction{
 			Function: fn, Persist: Persist{URL: SSMValue{Value: "http://persist"}, Timeout: 2 * time.Second},

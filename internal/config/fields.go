@@ -2,6 +2,7 @@ package config
 
 import (
 	"log/slog"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -133,3 +134,8 @@ func (r *reader) persistTimeout() time.Duration {
 }
 
 func (r *reader) metricsNamespace() string { return r.get("LINOONE_METRICS_NAMESPACE", "Linoone") }
+
+// denyListFile is LINOONE_DENYLIST_FILE, default denylist.txt in the data directory.
+func (r *reader) denyListFile(dataDir string) string {
+	return r.get("LINOONE_DENYLIST_FILE", filepath.Join(dataDir, "denylist.txt"))
+}

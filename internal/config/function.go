@@ -54,12 +54,16 @@ type IssueFunction struct {
 	// LINOONE_RESOLVER_BASE_URL_PARAM.
 	ResolverBaseURL SSMValue
 	ReservedHosts   []string // LINOONE_RESERVED_HOSTS: targets there are refused
+	DenyListParam   string   // LINOONE_DENYLIST_PARAM: the SSM parameter holding the deny list ("": none)
+	// LINOONE_METRICS_NAMESPACE, default Linoone: the EMF namespace of TargetsBlocked
+	MetricsNamespace string
 }
 
 // LoadIssueFunction reads the configuration of the Issue function.
 func LoadIssueFunction(getenv func(string) string) (IssueFunction, error) {
 	r := newReader(getenv)
-	c := IssueFunction{Function: r.function(), Persist: r.persist(), ReservedHosts: r.reservedHosts()}
+	c := IssueFunction{Function: r.function(), Persist: r.persist(), ReservedHosts: r.reservedHosts(),
+		DenyListParam: r.ssmParam("LINOONE_DENYLIST_PARAM"), MetricsNamespace: r.metricsNamespace()}
 	c.ResolverBaseURL = SSMValue{
 		Value: r.resolverBaseURL(r.resolverAddr()),
 		Param: r.ssmParam("LINOONE_RESOLVER_BASE_URL_PARAM"),
@@ -82,6 +86,7 @@ type ResolveFunction struct {
 	PublishTimeout   time.Duration // LINOONE_PUBLISH_TIMEOUT, default 500ms
 	CacheSize        int           // LINOONE_RESOLVER_CACHE_SIZE, default 100000 (0 disables)
 	MetricsNamespace string        // LINOONE_METRICS_NAMESPACE, default Linoone: the EMF namespace
+	DenyListParam    string        // LINOONE_DENYLIST_PARAM: the SSM parameter holding the deny list ("": none)
 }
 
 // LoadResolveFunction reads the configuration of the Resolve function.
@@ -95,6 +100,7 @@ func LoadResolveFunction(getenv func(string) string) (ResolveFunction, error) {
 		PublishTimeout:   r.publishTimeout(),
 		CacheSize:        r.cacheSize(),
 		MetricsNamespace: r.metricsNamespace(),
+		DenyListParam:    r.ssmParam("LINOONE_DENYLIST_PARAM"),
 	}
 	if err := r.err(); err != nil {
 		return ResolveFunction{}, err

@@ -66,6 +66,7 @@ type Serve struct {
 	ReservedHosts    []string              // LINOONE_RESERVED_HOSTS: targets there are refused
 	ClickBufferBytes int                   // LINOONE_CLICK_BUFFER_BYTES, default 64 MiB: facts held while bus and DLQ fail
 	ClickLogFacts    int                   // LINOONE_CLICK_LOG_FACTS_PER_SECOND, default 0 (no limit): past the buffer
+	DenyListFile     string                // LINOONE_DENYLIST_FILE, default <DataDir>/denylist.txt (absent: nothing blocked)
 }
 
 // LoadServe reads the configuration of linoone serve.
@@ -91,6 +92,7 @@ func LoadServe(getenv func(string) string) (Serve, error) {
 		ClickLogFacts:    r.intRange("LINOONE_CLICK_LOG_FACTS_PER_SECOND", 0, 0, 1_000_000),
 	}
 	c.ResolverBaseURL = r.resolverBaseURL(c.ResolverAddr)
+	c.DenyListFile = r.denyListFile(c.DataDir)
 	if err := r.err(); err != nil {
 		return Serve{}, err
 	}
@@ -111,6 +113,22 @@ func LoadConsume(getenv func(string) string) (Consume, error) {
 	c := Consume{Logging: r.logging(), DataDir: r.dataDir(), Region: r.region(), Persist: r.localPersist()}
 	if err := r.err(); err != nil {
 		return Consume{}, err
+	}
+	return c, nil
+}
+
+// DenyList is the configuration of linoone block, unblock and blocked.
+type DenyList struct {
+	File         string // LINOONE_DENYLIST_FILE, default <DataDir>/denylist.txt
+	ResolverAddr string // LINOONE_RESOLVER_ADDR: where the running serve is asked
+}
+
+// LoadDenyList reads the configuration of the deny list commands.
+func LoadDenyList(getenv func(string) string) (DenyList, error) {
+	r := newReader(getenv)
+	c := DenyList{File: r.denyListFile(r.dataDir()), ResolverAddr: r.resolverAddr()}
+	if err := r.err(); err != nil {
+		return DenyList{}, err
 	}
 	return c, nil
 }

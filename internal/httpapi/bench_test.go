@@ -72,9 +72,12 @@ func newBenchStackSync(b *testing.B, sync localbus.SyncMode) *benchStack {
 // durably queued on the local bus (group commit). The difference between the two is
 // the cost of fact publication per redirect.
 func BenchmarkResolve(b *testing.B) {
-	for _, withFact := range []bool{false, true} {
-		name := map[bool]string{false: "lookup-only", true: "with-fact-on-local-bus"}[withFact]
-		b.Run(name, func(b *testing.B) {
+	for _, c := range []struct {
+		name           string
+		withFact, deny bool
+	}{{"lookup-only", false, false}, {"with-fact-on-local-bus", true, false}, {"lookup-only-denylist-100k", false, true}} {
+		withFact := c.withFact
+		b.Run(c.name, func(b *testing.B) {
 			st := newBenchStack(b)
 			store := hotset.New(st.client, 100_000)
 			u := shorturl.ShortURL{Token: "7BTadEDkJ8", Path: "http://127.0.0.1:8080/7BTadEDkJ8", Target: "https://example.com/landing?message_id=msg_123"}
@@ -89,7 +92,11 @@ func BenchmarkResolve(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			res, _ := shorturl.NewResolver(store, rec)
+			var screen shorturl.Screening
+			if c.deny { // 100,000 rules, none matching: the deny list's cost per redirect
+				screen.Screen = holding(b, denyRules(100_000))
+			}
+			res, _ := shorturl.NewResolver(store, rec, screen)
 			h := httpapi.NewResolver(httpapi.ResolverDeps{Resolver: res})
 			b.ReportAllocs()
 			b.SetParallelism(32) // 64 concurrent visitors, as wrk -c64 in scripts/bench.sh

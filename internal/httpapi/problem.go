@@ -29,6 +29,8 @@ const (
 	CodeUnavailable      = "persist-unavailable"
 	CodeTokenSpace       = "token-space-busy"
 	CodeInternal         = "internal-error"
+	CodeTargetBlocked    = "target-url-blocked"
+	CodeLinkBlocked      = "link-blocked"
 	problemContentType   = "application/problem+json"
 	cacheControlRedirect = "private, max-age=0"
 )
@@ -101,9 +103,16 @@ func errorHandlers(log *slog.Logger, paramStatus int) (param, request, response 
 // generated code's response error hook answers with problemFor.
 func problemFor(err error) problem {
 	var rule *shorturl.RuleError
+	var blocked *shorturl.BlockedError
 	switch {
 	case errors.As(err, &rule):
 		return newProblem(http.StatusBadRequest, string(rule.Rule), rule.Detail)
+	case errors.As(err, &blocked) && errors.Is(err, shorturl.ErrTargetBlocked):
+		return newProblem(http.StatusUnprocessableEntity, CodeTargetBlocked,
+			"target_url matches a "+blocked.Kind+" rule of the operator's deny list; nothing was written")
+	case errors.As(err, &blocked) && errors.Is(err, shorturl.ErrLinkBlocked):
+		return newProblem(http.StatusGone, CodeLinkBlocked,
+			"this short URL was taken down: its target matches a "+blocked.Kind+" rule of the operator's deny list")
 	case errors.Is(err, shorturl.ErrInvalidToken), errors.Is(err, shorturl.ErrNotFound):
 		return newProblem(http.StatusNotFound, CodeNotFound, "no short URL has this token")
 	case errors.Is(err, shorturl.ErrTokenSpaceBusy):

@@ -38,6 +38,9 @@ type Deps struct {
 	ClickBufferBytes int
 	// ClickLogFactsPerSecond bounds the facts logged whole past the buffer; 0: none.
 	ClickLogFactsPerSecond int
+	// Screening is the operator's deny list: a short URL whose target it blocks
+	// answers 410. Its counters (created when nil) are emitted on their own line.
+	Screening shorturl.Screening
 }
 
 // HealthClickRecording is what GET /healthz names as degraded while click facts
@@ -49,7 +52,8 @@ type Stack struct {
 	Handler  http.Handler   // GET /{token}, GET /healthz
 	Store    shorturl.Store // Store behind the hot set, for an issuer in the same process
 	Counters *shorturl.Counters
-	Metrics  *metrics.EMF // the counters as EMF: flush per invocation, or Run
+	Metrics  metrics.Group // the counters as EMF: flush per invocation, or Run
+	Screen   *shorturl.ScreenCounters
 	Recorder *shorturl.Recorder
 }
 
@@ -70,7 +74,14 @@ func New(d Deps) (*Stack, error) {
 	if d.CacheSize > 0 { // on Lambda it survives across warm invocations
 		store = hotset.New(store, d.CacheSize)
 	}
-	res, err := shorturl.NewResolver(store, rec)
+	screen := d.Screening
+	if screen.Counters == nil {
+		screen.Counters = &shorturl.ScreenCounters{}
+	}
+	if screen.Logger == nil {
+		screen.Logger = d.Logger
+	}
+	res, err := shorturl.NewResolver(store, rec, screen)
 	if err != nil {
 		return nil, fmt.Errorf("resolver: %w", err)
 	}
@@ -78,11 +89,16 @@ func New(d Deps) (*Stack, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
+	screenEMF, err := metrics.New(d.MetricsOut, d.Namespace, d.Environment, metrics.Screening(screen.Counters)...)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
 	return &Stack{
 		Handler:  httpapi.NewResolver(httpapi.ResolverDeps{Resolver: res, Logger: d.Logger, Health: health(rec, d.Health)}),
 		Store:    store,
 		Counters: counters,
-		Metrics:  emf,
+		Metrics:  metrics.Group{emf, screenEMF},
+		Screen:   screen.Counters,
 		Recorder: rec,
 	}, nil
 }

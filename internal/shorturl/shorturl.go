@@ -81,6 +81,7 @@ type Issuer struct {
 	hosts    HostRules
 	rand     io.Reader
 	maxDraws int
+	screen   Screening
 }
 
 // IssuerConfig configures an Issuer. Rand should be crypto/rand.Reader.
@@ -97,6 +98,9 @@ type IssuerConfig struct {
 	// literals and "*.domain" patterns; hostname.ParseList reads the comma list
 	// format of LINOONE_RESERVED_HOSTS.
 	ReservedHosts []string
+	// Screening refuses targets the operator's deny list blocks (ErrTargetBlocked),
+	// after the target URL rules and before a token is drawn or the store touched.
+	Screening Screening
 }
 
 // NewIssuer checks the configuration and builds an Issuer.
@@ -115,7 +119,7 @@ func NewIssuer(c IssuerConfig) (*Issuer, error) {
 	if c.MaxDraws <= 0 {
 		c.MaxDraws = 5
 	}
-	return &Issuer{store: c.Store, base: base, hosts: hosts, rand: c.Rand, maxDraws: c.MaxDraws}, nil
+	return &Issuer{store: c.Store, base: base, hosts: hosts, rand: c.Rand, maxDraws: c.MaxDraws, screen: c.Screening}, nil
 }
 
 // ParseBaseURL checks a resolver base URL (absolute http(s), a host, no query,
@@ -147,6 +151,9 @@ func (s *Issuer) ShortenFor(ctx context.Context, target, requestHost string) (Sh
 
 func (s *Issuer) shorten(ctx context.Context, target string, hosts HostRules) (ShortURL, error) {
 	if err := CheckTarget(target, hosts); err != nil {
+		return ShortURL{}, err
+	}
+	if err := s.screen.check("", target); err != nil {
 		return ShortURL{}, err
 	}
 	for range s.maxDraws {
@@ -182,15 +189,24 @@ type Visit struct {
 type Resolver struct {
 	store    Store
 	recorder *Recorder
+	screen   Screening
 }
 
 // NewResolver builds a Resolver. recorder may be nil only where no click is recorded
-// (tests of lookup alone).
-func NewResolver(store Store, recorder *Recorder) (*Resolver, error) {
+// (tests of lookup alone). With a Screening, a short URL whose target the deny list
+// blocks now is ErrLinkBlocked.
+func NewResolver(store Store, recorder *Recorder, screen ...Screening) (*Resolver, error) {
 	if store == nil {
 		return nil, errors.New("resolver needs a store")
 	}
-	return &Resolver{store: store, recorder: recorder}, nil
+	if len(screen) > 1 {
+		return nil, errors.New("resolver takes at most one screening")
+	}
+	r := &Resolver{store: store, recorder: recorder}
+	if len(screen) == 1 {
+		r.screen = screen[0]
+	}
+	return r, nil
 }
 
 // Resolve looks the token up and, when found, records the click before returning the
@@ -209,6 +225,8 @@ func (r *Resolver) Resolve(ctx context.Context, raw string, v Visit) (ShortURL, 
 
 // Find looks the token up as Resolve does, without recording a click (HEAD, inspect).
 // The store is not trusted: a target issuance would have refused is ErrInvalidStored.
+// The deny list is checked after every lookup, cached or not: a target blocked now
+// is ErrLinkBlocked, so Resolve records no click for it.
 func (r *Resolver) Find(ctx context.Context, raw string) (ShortURL, error) {
 	if !IsToken(raw) {
 		return ShortURL{}, ErrInvalidToken
@@ -219,6 +237,9 @@ func (r *Resolver) Find(ctx context.Context, raw string) (ShortURL, error) {
 	}
 	if err := checkStoredTarget(u.Target); err != nil {
 		return ShortURL{}, fmt.Errorf("token %s: %w: %w: %v", raw, ErrNotFound, ErrInvalidStored, err)
+	}
+	if err := r.screen.check(Token(raw), u.Target); err != nil {
+		return ShortURL{}, err
 	}
 	return u, nil
 }

@@ -8,14 +8,17 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/linoone/linoone/internal/awswire"
 	"github.com/linoone/linoone/internal/config"
 	"github.com/linoone/linoone/internal/httpapi"
+	"github.com/linoone/linoone/internal/metrics"
 	"github.com/linoone/linoone/internal/shorturl"
 )
 
@@ -43,15 +46,31 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 	if err != nil {
 		return nil, fmt.Errorf("persist client: %w", err)
 	}
+	counters := &shorturl.ScreenCounters{}
+	deny, refresh := awswire.DenyList(ctx, ssm.NewFromConfig(awsCfg), cfg.DenyListParam, log, &counters.DenyListUnreadable)
 	issuer, err := shorturl.NewIssuer(shorturl.IssuerConfig{Store: store, ResolverBaseURL: cfg.ResolverBaseURL.Value, Rand: rand.Reader,
-		ReservedHosts: cfg.ReservedHosts})
+		ReservedHosts: cfg.ReservedHosts, Screening: shorturl.Screening{Screen: deny, Counters: counters, Logger: log}})
 	if err != nil {
 		return nil, fmt.Errorf("issuer: %w", err)
+	}
+	emf, err := metrics.New(os.Stdout, cfg.MetricsNamespace, cfg.Environment, metrics.Screening(counters)...)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	// API Gateway verified the SigV4 signature (AWS_IAM) before invoking us.
 	h, err := httpapi.NewManagement(httpapi.ManagementDeps{Issuer: issuer, Clicker: store, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("management api: %w", err)
 	}
-	return httpadapter.NewV2(h).ProxyWithContext, nil
+	proxy := httpadapter.NewV2(h)
+	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		refresh(ctx) // the deny list parameter, when 30 s have passed
+		resp, err := proxy.ProxyWithContext(ctx, ev)
+		// Nothing runs after the handler returns: the invocation's metrics go now
+		// (a line only when something was blocked or the list was unreadable).
+		if ferr := emf.Flush(time.Now()); ferr != nil {
+			log.Error("issue: emit metrics", "err", ferr)
+		}
+		return resp, err
+	}, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/linoone/linoone/internal/awswire"
@@ -19,6 +20,7 @@ import (
 	"github.com/linoone/linoone/internal/config"
 	"github.com/linoone/linoone/internal/eventbridge"
 	"github.com/linoone/linoone/internal/resolverstack"
+	"github.com/linoone/linoone/internal/shorturl"
 )
 
 func main() {
@@ -57,13 +59,17 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 	// No click buffer (ClickBufferBytes 0): nothing runs after the handler returns
 	// and a frozen or reaped environment would take buffered facts with it, so a
 	// fact that neither EventBridge nor SQS takes is logged whole at once.
+	counters := &shorturl.ScreenCounters{}
+	deny, refresh := awswire.DenyList(ctx, ssm.NewFromConfig(awsCfg), cfg.DenyListParam, log, &counters.DenyListUnreadable)
 	rs, err := resolverstack.New(resolverstack.Deps{Store: pc, Publisher: pub, DeadLetters: dlq, CacheSize: cfg.CacheSize,
-		PublishTimeout: cfg.PublishTimeout, Logger: log, MetricsOut: os.Stdout, Namespace: cfg.MetricsNamespace, Environment: cfg.Environment})
+		PublishTimeout: cfg.PublishTimeout, Logger: log, MetricsOut: os.Stdout, Namespace: cfg.MetricsNamespace, Environment: cfg.Environment,
+		Screening: shorturl.Screening{Screen: deny, Counters: counters, Logger: log}})
 	if err != nil {
 		return nil, err
 	}
 	proxy := httpadapter.NewV2(rs.Handler)
 	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		refresh(ctx) // the deny list parameter, when 30 s have passed
 		resp, err := proxy.ProxyWithContext(ctx, ev)
 		// Nothing runs after the handler returns: the invocation's metrics go now.
 		if ferr := rs.Metrics.Flush(time.Now()); ferr != nil {

@@ -36,6 +36,20 @@ resource "aws_ssm_parameter" "resolver_base_url" {
   value       = local.resolver_base_url
 }
 
+# The operator's deny list (issue 11): one rule per line, edited in SSM without a
+# deploy; the issue and resolve functions read it again every 30 s. SSM refuses an
+# empty value, so the initial one is a comment; Terraform never resets the rules.
+resource "aws_ssm_parameter" "denylist" {
+  name        = "/linoone/${var.environment}/denylist"
+  description = "Deny list of target URLs: one rule per line (host, *.domain or http(s) URL prefix), # comments. Edit without a deploy."
+  type        = "String"
+  value       = "# deny list: one rule per line"
+
+  lifecycle {
+    ignore_changes = [value]
+  }
+}
+
 # --- shared bus and click DLQ pair ---------------------------------------------------
 
 module "event_bus" {
@@ -70,6 +84,8 @@ module "issue" {
     LINOONE_PERSIST_SIGV4           = "true"
     LINOONE_PERSIST_INLINE_LITERALS = tostring(var.persist_inline_literals)
     LINOONE_RESOLVER_BASE_URL_PARAM = aws_ssm_parameter.resolver_base_url.name
+    LINOONE_DENYLIST_PARAM          = aws_ssm_parameter.denylist.name
+    LINOONE_METRICS_NAMESPACE       = var.metrics_namespace
   })
 
   policy_statements = [
@@ -81,7 +97,7 @@ module "issue" {
     {
       sid       = "ReadConfig"
       actions   = ["ssm:GetParameter"]
-      resources = [aws_ssm_parameter.persist_url.arn, aws_ssm_parameter.resolver_base_url.arn]
+      resources = [aws_ssm_parameter.persist_url.arn, aws_ssm_parameter.resolver_base_url.arn, aws_ssm_parameter.denylist.arn]
     },
   ]
 }
@@ -103,6 +119,7 @@ module "resolve" {
     LINOONE_CLICK_DLQ_URL           = module.click_dlq.queue_url
     LINOONE_PUBLISH_TIMEOUT         = var.publish_timeout
     LINOONE_METRICS_NAMESPACE       = var.metrics_namespace
+    LINOONE_DENYLIST_PARAM          = aws_ssm_parameter.denylist.name
   })
 
   policy_statements = [
@@ -114,7 +131,7 @@ module "resolve" {
     {
       sid       = "ReadConfig"
       actions   = ["ssm:GetParameter"]
-      resources = [aws_ssm_parameter.persist_url.arn]
+      resources = [aws_ssm_parameter.persist_url.arn, aws_ssm_parameter.denylist.arn]
     },
     {
       sid       = "PublishClickFacts"

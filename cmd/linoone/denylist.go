@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/linoone/linoone/internal/config"
+	"github.com/linoone/linoone/internal/denylist"
+)
+
+// blockCmd is linoone block RULE and linoone unblock RULE: they add or remove one
+// rule of the deny list file, atomically, and say what the running serve will do.
+func blockCmd(ctx context.Context, name string, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: linoone %s RULE   (evil.example, '*.evil.example' or https://host/prefix)\n", name)
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return errors.New("exactly one rule is required")
+	}
+	cfg, err := config.LoadDenyList(getenv)
+	if err != nil {
+		return err
+	}
+	rule := strings.TrimSpace(fs.Arg(0))
+	l, bad := denylist.ParseString(rule)
+	if len(bad) > 0 || l.Len() != 1 {
+		return fmt.Errorf("%q is not a rule: a host, *.domain or an http(s) URL prefix", rule)
+	}
+	kind := l.Rules()[0].Kind
+	lines, err := readLines(cfg.File)
+	if err != nil {
+		return err
+	}
+	kept := lines[:0:0]
+	for _, line := range lines {
+		if strings.TrimSpace(line) != rule {
+			kept = append(kept, line)
+		}
+	}
+	switch {
+	case name == "block" && len(kept) < len(lines):
+		fmt.Fprintf(stdout, "%s is already blocked (%s rule) in %s\n", rule, kind, cfg.File)
+		return nil
+	case name == "block":
+		kept = append(lines, rule)
+	case len(kept) == len(lines):
+		return fmt.Errorf("%s is not in the deny list %s", rule, cfg.File)
+	}
+	if err := writeAtomically(cfg.File, kept); err != nil {
+		return err
+	}
+	effect := "new short URLs to matching targets answer 422 target-url-blocked and existing ones 410 link-blocked"
+	if name == "unblock" {
+		effect = "matching short URLs redirect again and can be issued, unless another rule matches"
+	}
+	fmt.Fprintf(stdout, "%sed %s (%s rule) in %s\n%s\n", name, rule, kind, cfg.File, whenInForce(ctx, cfg.ResolverAddr, effect))
+	return nil
+}
+
+// blockedCmd is linoone blocked [--check URL]: the rules in force, or whether one
+// URL is blocked and by which rule.
+func blockedCmd(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("blocked", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	check := fs.String("check", "", "say whether this URL is blocked, and by which rule")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return errors.New("blocked takes no arguments besides --check URL")
+	}
+	cfg, err := config.LoadDenyList(getenv)
+	if err != nil {
+		return err
+	}
+	lines, err := readLines(cfg.File)
+	if err != nil {
+		return err
+	}
+	l, bad := denylist.ParseString(strings.Join(lines, "\n"))
+	for _, e := range bad {
+		fmt.Fprintf(stderr, "%s: %v (ignored)\n", cfg.File, e)
+	}
+	if *check != "" {
+		if r, ok := l.Match(*check); ok {
+			fmt.Fprintf(stdout, "blocked by %s rule %s (line %d of %s)\n", r.Kind, r.Text, r.Line, cfg.File)
+		} else {
+			fmt.Fprintln(stdout, "not blocked")
+		}
+		return nil
+	}
+	fmt.Fprintf(stdout, "%d rules in %s\n", l.Len(), cfg.File)
+	for _, r := range l.Rules() {
+		fmt.Fprintf(stdout, "%5d  %-6s  %s\n", r.Line, r.Kind, r.Text)
+	}
+	return nil
+}
+
+// readLines reads the deny list file; an absent file has no lines.
+func readLines(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("deny list: %w", err)
+	}
+	s := strings.TrimRight(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n")
+	if s == "" {
+		return nil, nil
+	}
+	return strings.Split(s, "\n"), nil
+}
+
+// writeAtomically replaces path with lines through a temporary file in the same
+// directory and a rename, so serve never reads half a list.
+func writeAtomically(path string, lines []string) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("deny list: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".denylist-*.tmp")
+	if err != nil {
+		return fmt.Errorf("deny list: %w", err)
+	}
+	defer os.Remove(f.Name()) // after a successful rename: already gone
+	text := strings.Join(lines, "\n")
+	if text != "" {
+		text += "\n"
+	}
+	_, err = f.WriteString(text)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("deny list: %w", err)
+	}
+	return nil
+}
+
+// whenInForce says when a running serve applies the edit: it polls the file.
+func whenInForce(ctx context.Context, resolverAddr, effect string) string {
+	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+resolverAddr+"/healthz", nil)
+	if err == nil {
+		var res *http.Response
+		if res, err = http.DefaultClient.Do(req); err == nil {
+			res.Body.Close()
+			return fmt.Sprintf("the serve on %s applies it within %v: %s", resolverAddr, denyListPoll, effect)
+		}
+	}
+	return fmt.Sprintf("no serve answers on %s; the next serve start applies it: %s", resolverAddr, effect)
+}

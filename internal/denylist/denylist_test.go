@@ -1,0 +1,249 @@
+package denylist_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/linoone/linoone/internal/denylist"
+)
+
+const list = `# deny list
+evil.example
+*.Phish.Example.
+https://docs.example.com/shared/
+http://files.example.org:8080/x
+
+10.0.0.1
+[::1]
+bücher.example
+`
+
+func TestMatchEverySpelling(t *testing.T) {
+	l, bad := denylist.ParseString(list)
+	if len(bad) != 0 {
+		t.Fatalf("malformed: %v", bad)
+	}
+	tests := []struct {
+		target string
+		kind   denylist.Kind // "": not blocked
+	}{
+		{"https://evil.example/", denylist.KindHost},
+		{"https://EVIL.example/x", denylist.KindHost},
+		{"https://evil.example./x", denylist.KindHost},
+		{"HTTPS://evil.example:8443/x?y", denylist.KindHost},
+		{"https://ｅｖｉｌ.example/", denylist.KindHost}, // fullwidth letters (UTS-46)
+		{"https://sub.evil.example/", ""},            // a host rule is that host only
+		{"https://phish.example/", denylist.KindDomain},
+		{"https://login.phish.example/a", denylist.KindDomain},
+		{"https://a.b.PHISH.EXAMPLE./", denylist.KindDomain},
+		{"https://notphish.example/", ""},
+		{"https://phish.example.com/", ""},
+		{"https://docs.example.com/shared/doc1", denylist.KindPrefix},
+		{"https://DOCS.example.com:443/shared/", denylist.KindPrefix},
+		{"https://docs.example.com/shared", ""},
+		{"http://docs.example.com/shared/doc1", ""}, // the scheme is part of the prefix
+		{"https://docs.example.com/other/", ""},
+		{"http://files.example.org:8080/xyz", denylist.KindPrefix},
+		{"http://files.example.org/x", ""},
+		{"http://10.0.0.1/", denylist.KindHost},
+		{"http://0xa.0.0.1/", denylist.KindHost},         // hex
+		{"http://012.0.0.1/", denylist.KindHost},         // octal
+		{"http://10.1/", denylist.KindHost},              // two parts
+		{"http://167772161/", denylist.KindHost},         // one number
+		{"http://[::ffff:10.0.0.1]/", denylist.KindHost}, // IPv4-mapped IPv6
+		{"http://[0:0::1]:8080/", denylist.KindHost},
+		{"https://xn--bcher-kva.example/", denylist.KindHost},
+		{"https://BÜCHER.example/", denylist.KindHost},
+		{"https://good.example/", ""},
+		{"not a url", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.target, func(t *testing.T) {
+			r, ok := l.Match(tt.target)
+			if ok != (tt.kind != "") || r.Kind != tt.kind {
+				t.Errorf("Match = %+v, %v; want kind %q", r, ok, tt.kind)
+			}
+		})
+	}
+}
+
+func TestMalformedLinesReportedAndIgnored(t *testing.T) {
+	l, bad := denylist.ParseString("ok.example\nbad host\n*.10.0.0.1\nevil.*.example\nftp://x.example/\nexample.123\nhttps://u@x.example/\nhttps://x.example/p/ # trailing comment\n  # indented comment\nfine.example\n")
+	var lines []int
+	for _, e := range bad {
+		if !errors.Is(e.Err, denylist.ErrMalformed) {
+			t.Errorf("line %d: %v does not match ErrMalformed", e.Line, e.Err)
+		}
+		lines = append(lines, e.Line)
+	}
+	if diff := cmp.Diff([]int{2, 3, 4, 5, 6, 7, 8}, lines); diff != "" {
+		t.Errorf("malformed lines (-want +got):\n%s", diff)
+	}
+	if l.Len() != 2 {
+		t.Errorf("Len = %d, want 2 (the valid rules)", l.Len())
+	}
+	if _, ok := l.Match("https://fine.example/"); !ok {
+		t.Error("a rule after malformed lines is not in force")
+	}
+}
+
+func TestEmptyList(t *testing.T) {
+	for _, s := range []string{"", "# only a comment\n\n"} {
+		l, bad := denylist.ParseString(s)
+		if l.Len() != 0 || len(bad) != 0 {
+			t.Errorf("%q: Len %d, bad %v", s, l.Len(), bad)
+		}
+		if _, ok := l.Match("https://evil.example/"); ok {
+			t.Errorf("%q blocks", s)
+		}
+	}
+	var h denylist.Holder
+	if _, blocked := h.Screen("https://evil.example/"); blocked {
+		t.Error("the zero Holder blocks")
+	}
+}
+
+func TestPollerKeepsLastGoodList(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "denylist.txt")
+	h := &denylist.Holder{}
+	p := &denylist.Poller{Path: path, Holder: h, Log: slog.New(slog.DiscardHandler)}
+	if changed, err := p.Reload(); err != nil || !changed || h.List().Len() != 0 {
+		t.Fatalf("absent file: changed %v, err %v, rules %d; want an empty list in force", changed, err, h.List().Len())
+	}
+	write(t, path, "evil.example\n")
+	if _, err := p.Reload(); err != nil || !blocked(h, "https://evil.example/") {
+		t.Fatalf("after writing: err %v, blocked %v", err, blocked(h, "https://evil.example/"))
+	}
+	if changed, _ := p.Reload(); changed {
+		t.Error("an unchanged file reloaded")
+	}
+	// Unreadable, even for root: a directory where the file was.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Reload(); err == nil {
+		t.Error("an unreadable file reported no error")
+	}
+	if !blocked(h, "https://evil.example/") {
+		t.Error("an unreadable file dropped the list in force")
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	write(t, path, "other.example\n")
+	if _, err := p.Reload(); err != nil || blocked(h, "https://evil.example/") || !blocked(h, "https://other.example/") {
+		t.Errorf("after unblocking: err %v", err)
+	}
+}
+
+func TestCacheKeepsLastGoodListOnError(t *testing.T) {
+	var failures atomic.Int64
+	now := time.Unix(0, 0)
+	text, fail := "evil.example", error(nil)
+	fetches := 0
+	h := &denylist.Holder{}
+	c := &denylist.Cache{Holder: h, Every: 30 * time.Second, Log: slog.New(slog.DiscardHandler), Failures: &failures,
+		Now:   func() time.Time { return now },
+		Fetch: func(context.Context) (string, error) { fetches++; return text, fail }}
+	ctx := context.Background()
+	c.Refresh(ctx)
+	if !blocked(h, "https://evil.example/") {
+		t.Fatal("first fetch not in force")
+	}
+	text = "other.example"
+	now = now.Add(29 * time.Second)
+	c.Refresh(ctx)
+	if fetches != 1 || !blocked(h, "https://evil.example/") {
+		t.Errorf("fetched %d times before 30 s passed", fetches)
+	}
+	now = now.Add(time.Second)
+	fail = errors.New("ThrottlingException: rate exceeded")
+	c.Refresh(ctx)
+	if !blocked(h, "https://evil.example/") || failures.Load() != 1 {
+		t.Errorf("after a failed fetch: evil blocked %v, failures %d; want the old list and 1", blocked(h, "https://evil.example/"), failures.Load())
+	}
+	now, fail = now.Add(30*time.Second), nil
+	c.Refresh(ctx)
+	if blocked(h, "https://evil.example/") || !blocked(h, "https://other.example/") {
+		t.Error("the next good fetch is not in force")
+	}
+}
+
+func write(t *testing.T, path, s string) {
+	t.Helper()
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(s), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func blocked(h *denylist.Holder, target string) bool {
+	_, b := h.Screen(target)
+	return b
+}
+
+// bigList is n rules: a third hosts, a third domains, a third prefixes.
+func bigList(n int) string {
+	var b strings.Builder
+	for i := range n {
+		switch i % 3 {
+		case 0:
+			fmt.Fprintf(&b, "host%d.example\n", i)
+		case 1:
+			fmt.Fprintf(&b, "*.domain%d.example\n", i)
+		default:
+			fmt.Fprintf(&b, "https://prefix%d.example/p/\n", i)
+		}
+	}
+	return b.String()
+}
+
+func TestHundredThousandRules(t *testing.T) {
+	s := bigList(100_000)
+	start := time.Now()
+	l, bad := denylist.ParseString(s)
+	t.Logf("100,000 rules (%d bytes) loaded in %v", len(s), time.Since(start))
+	if l.Len() != 100_000 || len(bad) != 0 {
+		t.Fatalf("Len %d, malformed %d", l.Len(), len(bad))
+	}
+	for target, want := range map[string]bool{
+		"https://host99999.example/":          true,
+		"https://a.b.domain99997.example/":    true,
+		"https://prefix99998.example/p/q":     true,
+		"https://prefix99998.example/q":       false,
+		"https://login.unlisted.example/path": false,
+	} {
+		if _, ok := l.Match(target); ok != want {
+			t.Errorf("Match(%s) = %v, want %v", target, ok, want)
+		}
+	}
+}
+
+// BenchmarkMatch100k is the lookup cost per target with 100,000 rules in force.
+func BenchmarkMatch100k(b *testing.B) {
+	l, _ := denylist.ParseString(bigList(100_000))
+	for _, target := range []string{"https://login.unlisted.example/some/path?q=1", "https://a.b.domain99997.example/x", "https://Login.Unlisted.Example./x"} {
+		b.Run(target, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				l.Match(target)
+			}
+		})
+	}
+}

@@ -1,0 +1,164 @@
+package denylist
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Holder holds the list in force. Readers see one list or the next, never a mix;
+// the zero Holder blocks nothing. It is safe for concurrent use.
+type Holder struct {
+	cur atomic.Pointer[List]
+}
+
+// List is the list in force (nil: none, blocks nothing).
+func (h *Holder) List() *List { return h.cur.Load() }
+
+// Set puts l in force.
+func (h *Holder) Set(l *List) { h.cur.Store(l) }
+
+// Screen is the core's screening port: whether target is blocked and by which kind
+// of rule.
+func (h *Holder) Screen(target string) (kind string, blocked bool) {
+	r, ok := h.cur.Load().Match(target)
+	return string(r.Kind), ok
+}
+
+// logLoaded reports a newly loaded list: its size and every malformed line.
+func logLoaded(log *slog.Logger, source string, l *List, bad []*LineError) {
+	for _, e := range bad {
+		log.Warn("deny list: malformed rule ignored", "source", source, "line", e.Line, "err", e.Err)
+	}
+	log.Info("deny list loaded", "source", source, "rules", l.Len(), "malformed", len(bad))
+}
+
+// Poller keeps a Holder in step with a file, checked by modification time, size and
+// identity (a rename over it is a change). An absent file is an empty list; a file
+// that cannot be read leaves the list in force.
+type Poller struct {
+	Path     string
+	Holder   *Holder
+	Log      *slog.Logger
+	Failures *atomic.Int64 // optional: counts the reloads that failed
+
+	seen fs.FileInfo
+}
+
+// Reload reads the file when it changed since the last load, and reports whether
+// the list in force changed. On error the list in force stays.
+func (p *Poller) Reload() (bool, error) {
+	fi, err := os.Stat(p.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if p.seen == nil && p.Holder.List() != nil {
+			return false, nil
+		}
+		p.seen = nil
+		p.Holder.Set(&List{})
+		p.Log.Info("deny list absent: nothing is blocked", "source", p.Path)
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if p.seen != nil && os.SameFile(fi, p.seen) && fi.ModTime().Equal(p.seen.ModTime()) && fi.Size() == p.seen.Size() {
+		return false, nil
+	}
+	f, err := os.Open(p.Path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	l, bad, err := Parse(f)
+	if err != nil {
+		return false, err
+	}
+	p.Holder.Set(l)
+	p.seen = fi
+	logLoaded(p.Log, p.Path, l, bad)
+	return true, nil
+}
+
+// Run reloads every interval until ctx ends, logging each failure (the list in
+// force stays).
+func (p *Poller) Run(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := p.Reload(); err != nil {
+				if p.Failures != nil {
+					p.Failures.Add(1)
+				}
+				p.Log.Error("deny list unreadable: the previous list stays in force", "source", p.Path, "err", err)
+			}
+		}
+	}
+}
+
+// Cache keeps a Holder in step with a fetched text (an SSM parameter), fetched
+// again when Every has passed since the last attempt. It fits Lambda: Refresh runs
+// inside an invocation, before the request, and nothing runs in between. A failed
+// fetch leaves the list in force, is logged at ERROR and counted in Failures.
+type Cache struct {
+	Fetch    func(ctx context.Context) (string, error)
+	Holder   *Holder
+	Every    time.Duration
+	Timeout  time.Duration // for one fetch; default 1s
+	Source   string        // named in logs
+	Log      *slog.Logger
+	Failures *atomic.Int64
+	Now      func() time.Time // default time.Now
+
+	mu   sync.Mutex
+	next time.Time
+	text *string // the text in force, once one was fetched
+}
+
+// Refresh fetches when due. A concurrent caller does not wait: it keeps the list in
+// force.
+func (c *Cache) Refresh(ctx context.Context) {
+	if !c.mu.TryLock() {
+		return
+	}
+	defer c.mu.Unlock()
+	now := c.now()
+	if now.Before(c.next) {
+		return
+	}
+	c.next = now.Add(c.Every)
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = time.Second
+	}
+	fctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	text, err := c.Fetch(fctx)
+	if err != nil {
+		c.Failures.Add(1)
+		c.Log.ErrorContext(ctx, "deny list unreadable: the previous list stays in force", "source", c.Source, "err", err)
+		return
+	}
+	if c.text != nil && *c.text == text {
+		return
+	}
+	l, bad := ParseString(text)
+	c.Holder.Set(l)
+	c.text = &text
+	logLoaded(c.Log, c.Source, l, bad)
+}
+
+func (c *Cache) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}

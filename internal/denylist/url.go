@@ -1,0 +1,87 @@
+package denylist
+
+import (
+	"net/netip"
+	"strings"
+
+	"github.com/linoone/linoone/internal/hostname"
+)
+
+// urlParts are the parts of an http(s) URL a rule compares.
+type urlParts struct {
+	scheme string // lower case
+	host   string // as written, without brackets' port
+	port   string // "" when absent or the scheme's default
+	rest   string // from the first '/', '?' or '#' after the authority
+}
+
+// splitURL cuts an absolute http(s) URL without parsing it whole: the redirect path
+// matches every target, so this scans the string once and allocates nothing.
+func splitURL(s string) (urlParts, bool) {
+	var u urlParts
+	i := strings.Index(s, "://")
+	if i < 0 {
+		return u, false
+	}
+	switch {
+	case strings.EqualFold(s[:i], "https"):
+		u.scheme = "https"
+	case strings.EqualFold(s[:i], "http"):
+		u.scheme = "http"
+	default:
+		return u, false
+	}
+	auth := s[i+3:]
+	if j := strings.IndexAny(auth, "/?#"); j >= 0 {
+		auth, u.rest = auth[:j], auth[j:]
+	}
+	if strings.IndexByte(auth, '@') >= 0 || strings.IndexByte(auth, '\\') >= 0 {
+		return u, false
+	}
+	u.host = auth
+	if j := strings.LastIndexByte(auth, ':'); j >= 0 && !strings.Contains(auth[j:], "]") {
+		u.host, u.port = auth[:j], auth[j+1:]
+	}
+	if strings.HasPrefix(u.host, "[") && strings.HasSuffix(u.host, "]") {
+		u.host = u.host[1 : len(u.host)-1]
+	}
+	u.port = strings.TrimLeft(u.port, "0")
+	if u.port == "443" && u.scheme == "https" || u.port == "80" && u.scheme == "http" {
+		u.port = ""
+	}
+	return u, u.host != ""
+}
+
+// canonical is hostname.Normalize(host), without calling it for a host that is
+// already canonical: a lower-case ASCII name of letters, digits, '-' and '.' that
+// neither ends in a dot nor in a number nor holds a punycode label. Most targets
+// are such names, and Normalize's UTS-46 processing costs more than the lookups.
+func canonical(host string) (string, bool) {
+	if isPlainName(host) {
+		return host, true
+	}
+	c, err := hostname.Normalize(host)
+	return c, err == nil
+}
+
+func isPlainName(h string) bool {
+	if h == "" || h[len(h)-1] == '.' || h[0] == '.' || strings.Contains(h, "xn--") || strings.Contains(h, "..") {
+		return false
+	}
+	last := strings.LastIndexByte(h, '.')
+	if c := h[last+1]; c >= '0' && c <= '9' { // ends in a number: maybe an IPv4 form
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+func isIP(h string) bool {
+	_, err := netip.ParseAddr(h)
+	return err == nil
+}
