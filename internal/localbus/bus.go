@@ -449,6 +449,23 @@ func (b *Bus) syncNow() {
 	b.fsyncs.Add(1)
 }
 
+// retire fsyncs and closes the segment the bus stops appending to. It syncs
+// whatever dirty says: in SyncInterval the tick (syncNow) may have taken the flag
+// and not finished its fsync, and it gives up on a file closed under it. Segments
+// roll every SegmentSize bytes, so this is rare.
+func (b *Bus) retire() {
+	if b.opts.Sync == SyncInterval {
+		if err := b.f.Sync(); err != nil {
+			b.log.Error("journal fsync failed", "segment", b.f.Name(), "err", err)
+		} else {
+			b.fsyncs.Add(1)
+		}
+		b.dirty = false
+	}
+	_ = b.f.Close() // SyncEach: synced after its last batch
+	b.f = nil
+}
+
 // syncDirty fsyncs the active segment when it holds unsynced batches (SyncInterval),
 // under wmu.
 func (b *Bus) syncDirty() {
@@ -564,9 +581,7 @@ func (b *Bus) prepare(need int) error {
 			return err
 		}
 		if newer || unlinked(fi) {
-			b.syncDirty()
-			_ = b.f.Close() // read-only use from here on: nothing to lose
-			b.f = nil
+			b.retire()
 			continue
 		}
 		size = fi.Size()
@@ -632,8 +647,7 @@ func (b *Bus) create(n uint64) error {
 		return err
 	}
 	if b.f != nil {
-		b.syncDirty()
-		_ = b.f.Close() // synced after its last batch
+		b.retire()
 	}
 	b.f, b.seg, b.end, b.next = f, n, 0, segmentPath(b.journal, n+1)
 	return nil
