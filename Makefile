@@ -29,7 +29,7 @@ build: bin/linoone $(LAMBDAS:%=dist/%.zip)
 # on an unchanged tree); go build's own cache keeps a rebuild short.
 LINOONE_SRC := go.mod go.sum openapi.yaml $(shell find api cmd internal -type f -not -name '*_test.go' -not -path '*/testdata/*' 2>/dev/null)
 bin/linoone: $(LINOONE_SRC)
-	$(GO) build -trimpath -o $@ ./cmd/linoone
+	$(GO) build -trimpath -buildvcs=auto -o $@ ./cmd/linoone
 
 dist/%.zip: FORCE
 	@mkdir -p dist/$*
