@@ -12,7 +12,7 @@ endif
 LAMBDAS := issue resolve replay
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -buildvcs=false -ldflags='-s -w -buildid='
 
-.PHONY: all generate build test test-unit lint fmt-check run bench fuzz e2e-aws tools clean
+.PHONY: all generate build test test-unit lint spec-lint fmt-check run bench fuzz e2e-aws tools clean
 
 all: lint test
 
@@ -41,6 +41,7 @@ dist/%.zip: FORCE
 tools:
 	scripts/install-tflint.sh >/dev/null
 	scripts/install-rie.sh >/dev/null
+	scripts/install-npm-tools.sh
 
 ## test: lint, unit, contract, end-to-end, RIE and local terratest suites
 test: tools lint
@@ -48,8 +49,9 @@ test: tools lint
 	cd test && $(GO) test -count=1 -timeout 10m ./...
 	$(MAKE) fuzz FUZZTIME=5s
 
-## lint: gofmt, go vet (also for Windows and macOS), staticcheck, generated code drift, terraform fmt and tflint
-lint: fmt-check tools
+## lint: gofmt, go vet (also for Windows and macOS), staticcheck, generated code drift,
+## both OpenAPI linters (Redocly recommended, Spectral spectral:oas), terraform fmt, tflint
+lint: fmt-check tools spec-lint
 	$(GO) vet ./...
 	GOOS=windows $(GO) vet ./...
 	GOOS=darwin $(GO) vet ./...
@@ -58,6 +60,13 @@ lint: fmt-check tools
 	scripts/check-generated.sh
 	terraform fmt -check -recursive terraform
 	tflint --chdir=terraform --recursive --config="$(CURDIR)/.tflint.hcl"
+
+## spec-lint: openapi.yaml against Redocly's recommended rules (accepted findings in
+## .redocly.lint-ignore.yaml) and Spectral's spectral:oas, warnings included
+spec-lint:
+	scripts/install-npm-tools.sh
+	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true npx --no-install redocly lint --format=codeframe openapi.yaml
+	npx --no-install spectral lint --ruleset .spectral.yaml --fail-severity=warn openapi.yaml
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
