@@ -3,12 +3,16 @@ SHELL := /bin/bash
 GO ?= go
 GOBIN ?= $(shell $(GO) env GOPATH)/bin
 export PATH := $(GOBIN):$(PATH)
-export TF_CLI_CONFIG_FILE ?= /dev/null
+# Terraform warns on every command when TF_CLI_CONFIG_FILE names a missing file; we
+# need no CLI configuration (fmt only), so an unset or dangling one becomes /dev/null.
+ifeq ($(wildcard $(TF_CLI_CONFIG_FILE)),)
+export TF_CLI_CONFIG_FILE := /dev/null
+endif
 
 LAMBDAS := issue resolve replay
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -buildvcs=false -ldflags='-s -w -buildid='
 
-.PHONY: all generate build test test-unit lint fmt-check run bench fuzz e2e-aws tools clean
+.PHONY: all generate build test test-unit lint spec-lint fmt-check run bench fuzz e2e-aws tools clean
 
 all: lint test
 
@@ -21,22 +25,33 @@ generate:
 ## build: the linoone binary and dist/{issue,resolve,replay}.zip (arm64 Lambda bootstraps)
 build: bin/linoone $(LAMBDAS:%=dist/%.zip)
 
-bin/linoone: FORCE
-	$(GO) build -trimpath -o $@ ./cmd/linoone
+# Rebuilt only when a source it can embed or compile changed (make run starts at once
+# on an unchanged tree); go build's own cache keeps a rebuild short.
+LINOONE_SRC := go.mod go.sum openapi.yaml $(shell find api cmd internal -type f -not -name '*_test.go' -not -path '*/testdata/*' 2>/dev/null)
+bin/linoone: $(LINOONE_SRC)
+	$(GO) build -trimpath -buildvcs=auto -o $@ ./cmd/linoone
 
 dist/%.zip: FORCE
 	@mkdir -p dist/$*
 	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o dist/$*/bootstrap ./lambdas/$*
 	scripts/zip-bootstrap.sh dist/$*/bootstrap $@
 
+## tools: what the tests need besides Go, curl and terraform: tflint and the Lambda
+## runtime interface emulator, built from pinned versions into GOBIN (idempotent)
+tools:
+	scripts/install-tflint.sh >/dev/null
+	scripts/install-rie.sh >/dev/null
+	scripts/install-npm-tools.sh
+
 ## test: lint, unit, contract, end-to-end, RIE and local terratest suites
-test: lint
+test: tools lint
 	$(GO) test -race -count=1 -timeout 15m ./...
 	cd test && $(GO) test -count=1 -timeout 10m ./...
 	$(MAKE) fuzz FUZZTIME=5s
 
-## lint: gofmt, go vet (also for Windows and macOS), staticcheck, generated code drift, terraform fmt and tflint
-lint: fmt-check
+## lint: gofmt, go vet (also for Windows and macOS), staticcheck, generated code drift,
+## both OpenAPI linters (Redocly recommended, Spectral spectral:oas), terraform fmt, tflint
+lint: fmt-check tools spec-lint
 	$(GO) vet ./...
 	GOOS=windows $(GO) vet ./...
 	GOOS=darwin $(GO) vet ./...
@@ -44,8 +59,14 @@ lint: fmt-check
 	cd test && $(GO) vet ./... && $(GO) vet -tags aws ./...
 	scripts/check-generated.sh
 	terraform fmt -check -recursive terraform
-	scripts/install-tflint.sh >/dev/null
 	tflint --chdir=terraform --recursive --config="$(CURDIR)/.tflint.hcl"
+
+## spec-lint: openapi.yaml against Redocly's recommended rules (accepted findings in
+## .redocly.lint-ignore.yaml) and Spectral's spectral:oas, warnings included
+spec-lint:
+	scripts/install-npm-tools.sh
+	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true npx --no-install redocly lint --format=codeframe openapi.yaml
+	npx --no-install spectral lint --ruleset .spectral.yaml --fail-severity=warn openapi.yaml
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -55,9 +76,14 @@ FUZZTIME ?= 10s
 fuzz:
 	scripts/fuzz.sh $(FUZZTIME)
 
-## run: serve everything locally on loopback (data in ./.linoone)
-run:
-	$(GO) run ./cmd/linoone serve
+## run: serve everything locally on loopback (data in ./.linoone); Ctrl-C drains serve
+## and make exits 0. On a terminal the recipe's shell turns on job control (set -m):
+## serve runs as the terminal's foreground process group, so Ctrl-C reaches serve
+## alone, and make sees it exit 0 (GNU make that gets the SIGINT itself dies of it, or
+## prints "*** wait: No child processes"). Without a terminal serve stays in make's
+## process group, so a SIGINT sent to that group still reaches it.
+run: bin/linoone
+	@if [ -t 0 ]; then set -m; bin/linoone serve; else exec bin/linoone serve; fi
 
 ## bench: Go benchmarks, then issue 8's table in one pinned run (scripts/bench.sh)
 BENCHTIME ?= 500ms

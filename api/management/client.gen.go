@@ -92,6 +92,9 @@ type ClientInterface interface {
 
 	// GetHealth Liveness of the API process
 	//
+	// Unauthenticated on both APIs. The resolver in local mode adds `bus_lag_bytes`
+	// and reports `degraded` while click facts wait in memory.
+	//
 	// Corresponds with GET /healthz (the `GetHealth` operationId).
 	GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -106,12 +109,22 @@ type ClientInterface interface {
 
 	// ShortenWithBody Issue a short URL for a target URL
 	//
+	// Checks the target URL against the issuance rules and the deny list, draws a
+	// fresh 10-character token and writes the `short_url` artifact to Persist before
+	// answering. The body is exactly `{"target_url": "…"}`; any other member is refused.
+	// Nothing is written for a refused request.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /shorten (the `Shorten` operationId).
 	ShortenWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Shorten Issue a short URL for a target URL
+	//
+	// Checks the target URL against the issuance rules and the deny list, draws a
+	// fresh 10-character token and writes the `short_url` artifact to Persist before
+	// answering. The body is exactly `{"target_url": "…"}`; any other member is refused.
+	// Nothing is written for a refused request.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -120,6 +133,9 @@ type ClientInterface interface {
 }
 
 // GetHealth Liveness of the API process
+//
+// Unauthenticated on both APIs. The resolver in local mode adds `bus_lag_bytes`
+// and reports `degraded` while click facts wait in memory.
 //
 // Corresponds with GET /healthz (the `GetHealth` operationId).
 func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -155,6 +171,11 @@ func (c *Client) GetLinkStats(ctx context.Context, token Token, reqEditors ...Re
 
 // ShortenWithBody Issue a short URL for a target URL
 //
+// Checks the target URL against the issuance rules and the deny list, draws a
+// fresh 10-character token and writes the `short_url` artifact to Persist before
+// answering. The body is exactly `{"target_url": "…"}`; any other member is refused.
+// Nothing is written for a refused request.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /shorten (the `Shorten` operationId).
@@ -171,6 +192,11 @@ func (c *Client) ShortenWithBody(ctx context.Context, contentType string, body i
 }
 
 // Shorten Issue a short URL for a target URL
+//
+// Checks the target URL against the issuance rules and the deny list, draws a
+// fresh 10-character token and writes the `short_url` artifact to Persist before
+// answering. The body is exactly `{"target_url": "…"}`; any other member is refused.
+// Nothing is written for a refused request.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -334,6 +360,9 @@ type ClientWithResponsesInterface interface {
 
 	// GetHealthWithResponse Liveness of the API process
 	//
+	// Unauthenticated on both APIs. The resolver in local mode adds `bus_lag_bytes`
+	// and reports `degraded` while click facts wait in memory.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /healthz (the `GetHealth` operationId).
@@ -352,6 +381,11 @@ type ClientWithResponsesInterface interface {
 
 	// ShortenWithBodyWithResponse Issue a short URL for a target URL
 	//
+	// Checks the target URL against the issuance rules and the deny list, draws a
+	// fresh 10-character token and writes the `short_url` artifact to Persist before
+	// answering. The body is exactly `{"target_url": "…"}`; any other member is refused.
+	// Nothing is written for a refused request.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /shorten (the `Shorten` operationId).
@@ -359,10 +393,20 @@ type ClientWithResponsesInterface interface {
 
 	// ShortenWithResponse Issue a short URL for a target URL
 	//
+	// Checks the target URL against the issuance rules and the deny list, draws a
+	// fresh 10-character token and writes the `short_url` artifact to Persist before
+	// answering. The body is exactly `{"target_url": "…"}`; any other member is refused.
+	// Nothing is written for a refused request.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /shorten (the `Shorten` operationId).
 	ShortenWithResponse(ctx context.Context, body ShortenJSONRequestBody, reqEditors ...RequestEditorFn) (*ShortenResponse, error)
+}
+
+// GetHealthResponse405Headers the declared response headers of an HTTP 405 response for GetHealth
+type GetHealthResponse405Headers struct {
+	Allow *string
 }
 
 type GetHealthResponse struct {
@@ -370,11 +414,20 @@ type GetHealthResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Health
+	// ApplicationProblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationProblemJSON405 *MethodNotAllowed
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *GetHealthResponse405Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetHealthResponse) GetJSON200() *Health {
 	return r.JSON200
+}
+
+// GetApplicationProblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetHealthResponse) GetApplicationProblemJSON405() *MethodNotAllowed {
+	return r.ApplicationProblemJSON405
 }
 
 // GetBody returns the raw response body bytes
@@ -553,6 +606,9 @@ func (r ShortenResponse) ContentType() string {
 
 // GetHealthWithResponse Liveness of the API process
 //
+// Unauthenticated on both APIs. The resolver in local mode adds `bus_lag_bytes`
+// and reports `degraded` while click facts wait in memory.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /healthz (the `GetHealth` operationId).
@@ -583,6 +639,11 @@ func (c *ClientWithResponses) GetLinkStatsWithResponse(ctx context.Context, toke
 
 // ShortenWithBodyWithResponse Issue a short URL for a target URL
 //
+// Checks the target URL against the issuance rules and the deny list, draws a
+// fresh 10-character token and writes the `short_url` artifact to Persist before
+// answering. The body is exactly `{"target_url": "…"}`; any other member is refused.
+// Nothing is written for a refused request.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /shorten (the `Shorten` operationId).
@@ -595,6 +656,11 @@ func (c *ClientWithResponses) ShortenWithBodyWithResponse(ctx context.Context, c
 }
 
 // ShortenWithResponse Issue a short URL for a target URL
+//
+// Checks the target URL against the issuance rules and the deny list, draws a
+// fresh 10-character token and writes the `short_url` artifact to Persist before
+// answering. The body is exactly `{"target_url": "…"}`; any other member is refused.
+// Nothing is written for a refused request.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -628,6 +694,26 @@ func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON405 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 405:
+		var headers GetHealthResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		response.Headers405 = &headers
 	}
 
 	return response, nil

@@ -93,6 +93,9 @@ type BadRequest = Problem
 // Forbidden RFC 9457 problem details.
 type Forbidden = Problem
 
+// MethodNotAllowed RFC 9457 problem details.
+type MethodNotAllowed = Problem
+
 // NotFound RFC 9457 problem details.
 type NotFound = Problem
 

@@ -57,6 +57,9 @@ type Token = string
 // LinkBlocked RFC 9457 problem details.
 type LinkBlocked = Problem
 
+// MethodNotAllowed RFC 9457 problem details.
+type MethodNotAllowed = Problem
+
 // NotFound RFC 9457 problem details.
 type NotFound = Problem
 

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -22,8 +20,6 @@ until given with --set. docs/capacity.md explains the output.
 example:
   linoone capacity --peak 25000 --avg 2300 --links 50000000 --zipf 1.0
   linoone capacity --avg 1000 --set putevents_p50_ms=20 --set putevents_p99_ms=60 --json
-
-flags:
 `
 
 // setFlags collects repeated --set name=value.
@@ -35,9 +31,7 @@ func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
 // capacityCmd runs `linoone capacity` and returns the exit code: 0, 1 on a model
 // error, 2 on bad flags.
 func capacityCmd(args []string, stdout, stderr io.Writer) int {
-	fl := flag.NewFlagSet("capacity", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	fl.Usage = func() { fmt.Fprint(fl.Output(), capacityUsage); fl.PrintDefaults() }
+	fl := newFlags("capacity")
 	p := capacity.Profile{Name: "command line"}
 	fl.Float64Var(&p.AvgRedirects, "avg", 2300, "average redirects per second")
 	fl.Float64Var(&p.PeakRedirects, "peak", 0, "peak redirects per second (default 10 × --avg)")
@@ -55,15 +49,8 @@ func capacityCmd(args []string, stdout, stderr io.Writer) int {
 	jsonOut := fl.Bool("json", false, "write JSON")
 	var sets setFlags
 	fl.Var(&sets, "set", "override a figure, name=value or name=unknown (repeatable; see docs/capacity.md)")
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fl.NArg() > 0 {
-		fmt.Fprintf(stderr, "linoone capacity: unexpected argument %q\n", fl.Arg(0))
-		return 2
+	if _, err := parse(fl, args, 0, 0); err != nil {
+		return commandResult("capacity", err, stdout, stderr)
 	}
 	if p.PeakRedirects == 0 {
 		p.PeakRedirects = 10 * p.AvgRedirects

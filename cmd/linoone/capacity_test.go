@@ -16,7 +16,7 @@ func TestCapacityCommand(t *testing.T) {
 		out  string // in stdout
 		err  string // in stderr
 	}{
-		{"help", []string{"capacity", "-h"}, 0, "", "linoone capacity --peak 25000"},
+		{"help", []string{"capacity", "-h"}, 0, "linoone capacity --peak 25000", ""},
 		{"bad flag", []string{"capacity", "--nope"}, 2, "", "flag provided but not defined"},
 		{"bad set", []string{"capacity", "--set", "nope=1"}, 2, "", "want name=value"},
 		{"bad env", []string{"capacity", "--env", "staging"}, 2, "", "unknown environment"},

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -20,23 +19,16 @@ import (
 // blockCmd is linoone block RULE and linoone unblock RULE: they add or remove one
 // rule of the deny list file, atomically, and say what the running serve will do.
 func blockCmd(ctx context.Context, name string, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: linoone %s RULE   (evil.example, '*.evil.example' or https://host/prefix)\n", name)
-	}
-	if err := fs.Parse(args); err != nil {
+	fs := newFlags(name)
+	pos, err := parse(fs, args, 1, 1)
+	if err != nil {
 		return err
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return errors.New("exactly one rule is required")
 	}
 	cfg, err := config.LoadDenyList(getenv)
 	if err != nil {
 		return err
 	}
-	rule := strings.TrimSpace(fs.Arg(0))
+	rule := strings.TrimSpace(pos[0])
 	l, bad := denylist.ParseString(rule)
 	if len(bad) > 0 || l.Len() != 1 {
 		return fmt.Errorf("%q is not a rule: a host, *.domain or an http(s) URL prefix", rule)
@@ -75,14 +67,10 @@ func blockCmd(ctx context.Context, name string, args []string, getenv func(strin
 // blockedCmd is linoone blocked [--check URL]: the rules in force, or whether one
 // URL is blocked and by which rule.
 func blockedCmd(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("blocked", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("blocked")
 	check := fs.String("check", "", "say whether this URL is blocked, and by which rule")
-	if err := fs.Parse(args); err != nil {
+	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return errors.New("blocked takes no arguments besides --check URL")
 	}
 	cfg, err := config.LoadDenyList(getenv)
 	if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,9 +16,9 @@ import (
 
 // listDLQ prints what waits in the local click DLQ.
 func listDLQ(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("dlq", flag.ContinueOnError)
+	fs := newFlags("dlq")
 	asJSON := fs.Bool("json", false, "print the entries as JSON")
-	if err := fs.Parse(args); err != nil {
+	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
 	}
 	cfg, err := config.LoadDLQ(getenv)
@@ -44,13 +43,17 @@ func listDLQ(ctx context.Context, args []string, getenv func(string) string, std
 		return enc.Encode(entries)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "FAILED_AT\tATTEMPTS\tIDEMPOTENCY_KEY\tREASON")
+	fmt.Fprintln(tw, "FAILED_AT\tATTEMPTS\tTOKEN\tIDEMPOTENCY_KEY\tREASON")
 	for _, e := range entries {
 		reason := e.Reason
 		if e.Problem != "" {
 			reason = "INVALID: " + e.Problem
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", e.FailedAt.UTC().Format(time.RFC3339), e.Attempts, e.IdempotencyKey, oneLine(reason, 100))
+		token := e.Token
+		if token == "" {
+			token = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", e.FailedAt.UTC().Format(time.RFC3339), e.Attempts, token, e.IdempotencyKey, oneLine(reason, 100))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -61,10 +64,9 @@ func listDLQ(ctx context.Context, args []string, getenv func(string) string, std
 
 // replay republishes every fact in the local click DLQ onto the local bus.
 func replay(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("replay")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
-	if err := fs.Parse(args); err != nil {
+	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
 	}
 	cfg, err := config.LoadReplay(getenv)

@@ -265,6 +265,14 @@ func TestEndToEnd(t *testing.T) {
 	}
 	viaCLI := strings.TrimSpace(strings.TrimPrefix(stdout, "http://"+in.resolver+"/"))
 
+	// --json after the URL prints the answer whole.
+	stdout, stderr, err = in.cli("shorten", "https://example.net/cli-json", "--json")
+	var viaJSON management.ShortURL
+	if err != nil || json.Unmarshal([]byte(stdout), &viaJSON) != nil || !shorturl.IsToken(viaJSON.Token) ||
+		viaJSON.ShortURL != "http://"+in.resolver+"/"+viaJSON.Token {
+		t.Fatalf("linoone shorten URL --json: %v %q %q", err, stdout, stderr)
+	}
+
 	// A curl request with the wrong secret writes nothing.
 	out, _ = exec.Command("curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--aws-sigv4", "aws:amz:us-east-1:execute-api",
 		"--user", creds.AccessKeyID+":wrong-secret", "-H", "Content-Type: application/json",
@@ -419,6 +427,9 @@ func TestBusFaultDrill(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &waiting); err != nil || len(waiting) != clicks {
 		t.Fatalf("dlq --json: %v, %d entries: %s", err, len(waiting), out)
 	}
+	if out, _, err := in.cli("dlq"); err != nil || strings.Count(out, tok) != clicks {
+		t.Fatalf("dlq does not show the token %s of each waiting fact: %v\n%s", tok, err, out)
+	}
 	for _, name := range mustGlob(t, filepath.Join(in.dataDir, "dlq", "*.json")) {
 		b, _ := os.ReadFile(name)
 		schematest.MustValidate(t, schematest.ClickDLQ, b)
@@ -485,7 +496,7 @@ func TestCommandErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"bogus"}, nil, "unknown command"},
-		{[]string{"shorten"}, nil, "exactly one target URL"},
+		{[]string{"shorten"}, nil, "an argument is missing"},
 		{[]string{"shorten", "https://example.com/"}, nil, "no credentials"},
 		{[]string{"serve"}, []string{"LINOONE_RESOLVER_ADDR=nonsense", "LINOONE_LOG_LEVEL=loud", "LINOONE_BUS_FAULT=sometimes"}, "LINOONE_RESOLVER_ADDR"},
 	}

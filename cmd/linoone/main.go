@@ -10,17 +10,23 @@
 //	linoone blocked        list the local deny list, or --check URL against it
 //	linoone discover …     decide how the resolver is reached on AWS (read-only)
 //	linoone capacity …     capacity, latency and cost model of the AWS deployment
+//	linoone version        module version and VCS revision of this build
 //
+// Every command answers -h/--help with its usage and an example (exit 0), and a
+// command line it cannot run with the usage on stderr (exit 2).
 // main only wires: configuration comes from the environment, and everything runs in
 // run, which tests call directly.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/linoone/linoone/internal/discovery/discoverycli"
@@ -47,8 +53,14 @@ commands:
   blocked [--check URL] list the deny list's rules, or say whether URL is blocked and by which rule
   discover --domain D   infrastructure discovery for a custom domain (read-only, AWS)
   capacity [--avg N …]  capacity, latency and cost model of the AWS deployment (docs/capacity.md)
+  version               module version and VCS revision of this build
 
+'linoone <command> -h' describes a command; flags may come before or after arguments.
 configuration is read from LINOONE_* environment variables; see README.md.
+
+example:
+  linoone serve &
+  url=$(linoone shorten https://example.com/) && curl -i "$url"
 `
 
 // run executes one command and returns the process exit code.
@@ -59,6 +71,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	var err error
 	switch args[0] {
+	case "help", "-h", "--help":
+		if len(args) > 1 && args[1] != "help" && !strings.HasPrefix(args[1], "-") {
+			return run(ctx, []string{args[1], "--help"}, getenv, stdout, stderr)
+		}
+		fmt.Fprint(stdout, usage)
+		return 0
 	case "serve":
 		err = serve(ctx, args[1:], getenv, stdout, stderr)
 	case "shorten":
@@ -79,16 +97,36 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return discoverycli.Main(ctx, args[1:], getenv, stdout, stderr)
 	case "capacity":
 		return capacityCmd(args[1:], stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return 0
+	case "version":
+		err = versionCmd(args[1:], stdout)
 	default:
 		fmt.Fprintf(stderr, "linoone: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "linoone %s: %v\n", args[0], err)
-		return 1
+	return commandResult(args[0], err, stdout, stderr)
+}
+
+// versionCmd prints the main module's version and the VCS revision (and whether the
+// tree was modified) recorded in the binary's build information.
+func versionCmd(args []string, stdout io.Writer) error {
+	if _, err := parse(newFlags("version"), args, 0, 0); err != nil {
+		return err
 	}
-	return 0
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return errors.New("no build information in this binary")
+	}
+	settings := map[string]string{}
+	for _, s := range bi.Settings {
+		settings[s.Key] = s.Value
+	}
+	revision := settings["vcs.revision"]
+	if revision == "" {
+		revision = "unknown"
+	}
+	if settings["vcs.modified"] == "true" {
+		revision += " (modified)"
+	}
+	_, err := fmt.Fprintf(stdout, "linoone %s %s\nrevision %s\n%s\n", bi.Main.Path, bi.Main.Version, revision, bi.GoVersion)
+	return err
 }

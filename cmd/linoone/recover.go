@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -30,14 +29,13 @@ type recoverResult struct {
 // whole (the graph_fact attribute of its ERROR lines), each once per run; the
 // consumer and Persist dedupe across runs by idempotency key and identity.
 func recoverFromLog(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("recover", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("recover")
 	from := fs.String("from-log", "", "a serve log (JSON lines) whose logged click facts to republish")
-	if err := fs.Parse(args); err != nil {
+	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
 	}
-	if *from == "" || fs.NArg() > 0 {
-		return errors.New("usage: linoone recover --from-log FILE")
+	if *from == "" {
+		return &usageError{fs: fs, err: errors.New("--from-log FILE is required")}
 	}
 	cfg, err := config.LoadReplay(getenv)
 	if err != nil {

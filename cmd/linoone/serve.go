@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -43,13 +42,8 @@ const (
 // local Persist on an embedded database file, the local bus with its consumer, and the
 // local click DLQ. It returns after a graceful shutdown when ctx ends.
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
+	if _, err := parse(newFlags("serve"), args, 0, 0); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("serve takes no arguments; configure it with LINOONE_* variables")
 	}
 	cfg, err := config.LoadServe(getenv)
 	if err != nil {
@@ -422,10 +416,9 @@ func newConsumer(dataDir string, pc *persist.Client, notify <-chan struct{}, bus
 // way production consumers run apart from the resolver. With --drain it delivers
 // what is queued and exits.
 func consume(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("consume", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("consume")
 	drain := fs.Bool("drain", false, "deliver what is queued, then exit")
-	if err := fs.Parse(args); err != nil {
+	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
 	}
 	cfg, err := config.LoadConsume(getenv)

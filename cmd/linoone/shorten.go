@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,20 +19,12 @@ import (
 // shorten is the producer CLI: it signs POST /shorten with SigV4 through the
 // generated client and prints the short URL.
 func shorten(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("shorten", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("shorten")
 	endpoint := fs.String("management-url", "", "management API base URL (default $LINOONE_MANAGEMENT_URL or http://$LINOONE_MANAGEMENT_ADDR)")
-	asJSON := fs.Bool("json", false, "print the whole response as JSON")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: linoone shorten [--management-url URL] [--json] TARGET_URL")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	asJSON := fs.Bool("json", false, `print the answer as JSON: {"short_url","token"}`)
+	pos, err := parse(fs, args, 1, 1)
+	if err != nil {
 		return err
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return errors.New("exactly one target URL is required")
 	}
 	cfg, err := config.LoadShorten(getenv)
 	if err != nil {
@@ -52,7 +42,7 @@ func shorten(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return fmt.Errorf("management client: %w", err)
 	}
-	res, err := client.ShortenWithResponse(ctx, management.ShortenJSONRequestBody{TargetURL: fs.Arg(0)})
+	res, err := client.ShortenWithResponse(ctx, management.ShortenJSONRequestBody{TargetURL: pos[0]})
 	if err != nil {
 		return fmt.Errorf("POST %s/shorten: %w", *endpoint, err)
 	}

@@ -50,6 +50,7 @@ var ErrInvalid = errors.New("invalid graph fact")
 type Fact struct {
 	IdempotencyKey string
 	EventID        string
+	Token          string // the visited short URL's token
 	Detail         []byte
 }
 
@@ -103,7 +104,7 @@ func Append(dst []byte, c Click, eventID string) (Fact, error) {
 	b = append(b, `],"edges":[`...)
 	b = appendEdge(b, c, effectiveAt, eventID, vid[:], eid[:])
 	b = append(b, "]}}"...)
-	return Fact{IdempotencyKey: IdempotencyPrefix + eventID, EventID: eventID, Detail: b}, nil
+	return Fact{IdempotencyKey: IdempotencyPrefix + eventID, EventID: eventID, Token: c.Token, Detail: b}, nil
 }
 
 // appendIdentities hashes the canonical forms of the vertex and the edge (into vid

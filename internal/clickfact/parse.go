@@ -45,7 +45,8 @@ func Parse(detail []byte) (Fact, error) {
 	if e.Label != EdgeLabel || env.IdempotencyKey != IdempotencyPrefix+eventID || !isEventID(eventID) {
 		return Fact{}, fmt.Errorf("%w: edge and idempotency key do not match", ErrInvalid)
 	}
-	return Fact{IdempotencyKey: env.IdempotencyKey, EventID: eventID, Detail: detail}, nil
+	token, _ := env.GraphSON.Vertices[0].Properties["short_url_token"].(string)
+	return Fact{IdempotencyKey: env.IdempotencyKey, EventID: eventID, Token: token, Detail: detail}, nil
 }
 
 // decodeStrict decodes exactly one JSON object with no unknown members into v.

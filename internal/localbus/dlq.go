@@ -47,6 +47,7 @@ type DLQOptions struct {
 type Entry struct {
 	Name           string    // file name in the DLQ dir
 	IdempotencyKey string    // the fact's idempotency key
+	Token          string    // the visited short URL's token; "" when the fact is invalid
 	FailedAt       time.Time // last failure
 	Attempts       int       // publish attempts so far
 	Reason         string    // last failure's reason
@@ -199,7 +200,7 @@ func describe(name string, body []byte) Entry {
 		_ = json.Unmarshal(body, &d) // show what can be read
 		e.IdempotencyKey = factKey(d.GraphFact)
 	} else {
-		e.IdempotencyKey = f.IdempotencyKey
+		e.IdempotencyKey, e.Token = f.IdempotencyKey, f.Token
 	}
 	e.FailedAt, _ = time.Parse(time.RFC3339Nano, d.FailedAt)
 	e.Attempts, e.Reason = d.Attempts, d.Reason

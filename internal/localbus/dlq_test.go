@@ -98,7 +98,7 @@ func TestDeadLetterWritesParsableFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Entry{Name: names[0], IdempotencyKey: f.IdempotencyKey, FailedAt: fixedNow, Attempts: 1, Reason: "PutEvents: InternalFailure"}
+	want := Entry{Name: names[0], IdempotencyKey: f.IdempotencyKey, Token: f.Token, FailedAt: fixedNow, Attempts: 1, Reason: "PutEvents: InternalFailure"}
 	if len(entries) != 1 || entries[0] != want {
 		t.Errorf("List = %+v, want [%+v]", entries, want)
 	}

@@ -151,6 +151,10 @@ Read-only infrastructure discovery before any custom-domain or bus decision
 Environment: AWS credentials as usual (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/
 AWS_SESSION_TOKEN or AWS_PROFILE), AWS_MAX_ATTEMPTS, and
 LINOONE_DISCOVERY_ENDPOINT_URL to send every AWS call to another endpoint.
+
+example:
+  linoone discover --domain go.example.com --region us-east-1 \
+    --bus engagement --resolver-api-id abc123defg --probe-token AAAAAAAAAA --json
 `
 
 // parseArgs reads and validates flags and environment, reporting every

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+)
+
+// usageError is a command line a command cannot run: bad or missing arguments
+// (err set: usage on stderr, exit 2) or -h/--help (err nil: usage on stdout, exit 0).
+type usageError struct {
+	fs  *flag.FlagSet
+	err error
+}
+
+func (e *usageError) Error() string {
+	if e.err == nil {
+		return "help requested"
+	}
+	return e.err.Error()
+}
+
+// newFlags is a command's flag set; parse reports its errors, so it prints nothing.
+func newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// parse parses flags placed anywhere among the positional arguments
+// (linoone shorten URL --json); everything after "--" is positional. It returns the
+// positional arguments, or a *usageError when there are not between min and max of
+// them (max < 0: no limit), a flag is unknown or help was asked for.
+func parse(fs *flag.FlagSet, args []string, minArgs, maxArgs int) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, &usageError{fs: fs}
+			}
+			return nil, &usageError{fs: fs, err: err}
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			pos = append(pos, rest...)
+			break
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+	switch {
+	case len(pos) < minArgs && minArgs == 1:
+		return nil, &usageError{fs: fs, err: errors.New("an argument is missing")}
+	case len(pos) < minArgs:
+		return nil, &usageError{fs: fs, err: fmt.Errorf("%d arguments are required", minArgs)}
+	case maxArgs >= 0 && len(pos) > maxArgs:
+		return nil, &usageError{fs: fs, err: fmt.Errorf("unexpected argument %q", pos[maxArgs])}
+	}
+	return pos, nil
+}
+
+// writeUsage writes the command's usage text and its flags.
+func writeUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(w, usageText(fs.Name()))
+	var b bytes.Buffer
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	if b.Len() > 0 {
+		fmt.Fprintf(w, "\nflags:\n%s", b.String())
+	}
+}
+
+// commandResult turns what a command returned into its exit code, printing usage
+// or the error: 0 done or help, 2 usage, 1 any other error.
+func commandResult(name string, err error, stdout, stderr io.Writer) int {
+	var ue *usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ue) && ue.err == nil:
+		writeUsage(stdout, ue.fs)
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "linoone %s: %v\n\n", name, ue.err)
+		writeUsage(stderr, ue.fs)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "linoone %s: %v\n", name, err)
+		return 1
+	}
+}
+
+// usageText is a command's usage: a synopsis, what it does and an example;
+// writeUsage appends the flags.
+func usageText(name string) string {
+	switch name {
+	case "serve":
+		return `usage: linoone serve
+
+Runs the resolver, the management API (SigV4) and local Persist on loopback, with
+the local bus, its consumer and the local click DLQ, configured by LINOONE_*
+variables (README.md). Ctrl-C drains everything and exits 0.
+
+example:
+  LINOONE_DATA_DIR=/tmp/linoone LINOONE_RESOLVER_ADDR=127.0.0.1:9080 linoone serve
+`
+	case "shorten":
+		return `usage: linoone shorten [--json] [--management-url URL] TARGET_URL
+
+Issues a short URL through the management API, signed with LINOONE_ACCESS_KEY_ID and
+LINOONE_SECRET_ACCESS_KEY or the pair serve wrote to the data directory, and prints
+it; with --json it prints {"short_url","token"}.
+
+example:
+  url=$(linoone shorten 'https://example.com/landing?message_id=msg_123')
+  linoone shorten https://example.com/ --json
+`
+	case "dlq":
+		return `usage: linoone dlq [--json]
+
+Lists the click facts waiting in the local click DLQ: when each failed, how many
+publishes were tried, its short URL's token, its idempotency key and why it failed.
+
+example:
+  linoone dlq --json
+`
+	case "replay":
+		return `usage: linoone replay [--quiet]
+
+Republishes every click fact in the local click DLQ onto the local bus and prints how
+many were replayed; the ones that fail again stay (exit 1).
+
+example:
+  linoone replay && linoone dlq
+`
+	case "recover":
+		return `usage: linoone recover --from-log FILE
+
+Republishes onto the local bus every click fact a serve log holds whole (the
+graph_fact of its ERROR lines), each once per run.
+
+example:
+  linoone serve 2>serve.log   # later:
+  linoone recover --from-log serve.log
+`
+	case "consume":
+		return `usage: linoone consume [--drain]
+
+Delivers the local bus into Persist apart from serve (LINOONE_CONSUMER=external);
+with --drain it delivers what is queued and exits.
+
+example:
+  LINOONE_CONSUMER=external linoone serve &
+  linoone consume --drain
+`
+	case "block":
+		return `usage: linoone block RULE
+
+Adds a rule to the deny list (LINOONE_DENYLIST_FILE): a host, '*.domain' (the domain
+and its subdomains) or an http(s) URL prefix. A running serve applies it within 2 s.
+
+example:
+  linoone block '*.evil.example'
+`
+	case "unblock":
+		return `usage: linoone unblock RULE
+
+Removes a rule from the deny list (LINOONE_DENYLIST_FILE), written as it was added.
+
+example:
+  linoone unblock '*.evil.example'
+`
+	case "blocked":
+		return `usage: linoone blocked [--check URL]
+
+Lists the deny list's rules, or says whether URL is blocked and by which rule.
+
+example:
+  linoone blocked --check https://login.evil.example/
+`
+	case "capacity":
+		return capacityUsage
+	case "version":
+		return `usage: linoone version
+
+Prints the module version, the VCS revision it was built from and the Go version.
+
+example:
+  linoone version
+`
+	}
+	return "usage: linoone " + name + "\n"
+}
