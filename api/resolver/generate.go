@@ -4,4 +4,3 @@ package resolver
 
 //go:generate go tool oapi-codegen -config types.cfg.yaml ../../openapi.yaml
 //go:generate go tool oapi-codegen -config server.cfg.yaml ../../openapi.yaml
-//go:generate go tool oapi-codegen -config spec.cfg.yaml ../../openapi.yaml

@@ -24,6 +24,7 @@ import (
 	"github.com/linoone/linoone/internal/localbus"
 	"github.com/linoone/linoone/internal/localpersist"
 	"github.com/linoone/linoone/internal/metrics"
+	"github.com/linoone/linoone/internal/mgmtapi"
 	"github.com/linoone/linoone/internal/persist"
 	"github.com/linoone/linoone/internal/resolverstack"
 	"github.com/linoone/linoone/internal/shorturl"
@@ -166,7 +167,7 @@ func newManagement(cfg config.Serve, store shorturl.Store, pc *persist.Client, c
 	if err != nil {
 		return nil, err
 	}
-	return httpapi.NewManagement(httpapi.ManagementDeps{Issuer: issuer, Clicker: pc, Authenticator: verifier, Logger: log})
+	return mgmtapi.NewManagement(mgmtapi.ManagementDeps{Issuer: issuer, Clicker: pc, Authenticator: verifier, Logger: log})
 }
 
 // openPersist starts local Persist when no LINOONE_PERSIST_URL names another, and

@@ -18,6 +18,7 @@ import (
 	"github.com/linoone/linoone/internal/httpapi"
 	"github.com/linoone/linoone/internal/localbus"
 	"github.com/linoone/linoone/internal/localpersist"
+	"github.com/linoone/linoone/internal/mgmtapi"
 	"github.com/linoone/linoone/internal/persist"
 	"github.com/linoone/linoone/internal/shorturl"
 	"github.com/linoone/linoone/internal/sigv4"
@@ -163,7 +164,7 @@ func BenchmarkShorten(b *testing.B) {
 		b.Fatal(err)
 	}
 	v, _ := sigv4.New(creds, "us-east-1", "execute-api")
-	h, err := httpapi.NewManagement(httpapi.ManagementDeps{Issuer: is, Clicker: st.client, Authenticator: v})
+	h, err := mgmtapi.NewManagement(mgmtapi.ManagementDeps{Issuer: is, Clicker: st.client, Authenticator: v})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/linoone/linoone/internal/denylist"
 	"github.com/linoone/linoone/internal/hotset"
 	"github.com/linoone/linoone/internal/httpapi"
+	"github.com/linoone/linoone/internal/mgmtapi"
 	"github.com/linoone/linoone/internal/shorturl"
 	"github.com/linoone/linoone/internal/sigv4"
 )
@@ -38,7 +39,7 @@ func TestShortenRefusesBlockedTargets(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, _ := sigv4.New(creds, "us-east-1", "execute-api")
-	h, err := httpapi.NewManagement(httpapi.ManagementDeps{Issuer: is, Clicker: st, Authenticator: v})
+	h, err := mgmtapi.NewManagement(mgmtapi.ManagementDeps{Issuer: is, Clicker: st, Authenticator: v})
 	if err != nil {
 		t.Fatal(err)
 	}

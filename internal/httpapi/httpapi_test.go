@@ -23,6 +23,7 @@ import (
 
 	"github.com/linoone/linoone/internal/clickfact"
 	"github.com/linoone/linoone/internal/httpapi"
+	"github.com/linoone/linoone/internal/mgmtapi"
 	"github.com/linoone/linoone/internal/persist"
 	"github.com/linoone/linoone/internal/schematest"
 	"github.com/linoone/linoone/internal/shorturl"
@@ -31,7 +32,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// store is a hand-written fake of shorturl.Store and httpapi.Clicker.
+// store is a hand-written fake of shorturl.Store and mgmtapi.Clicker.
 type store struct {
 	mu      sync.Mutex
 	m       map[shorturl.Token]shorturl.ShortURL
@@ -267,7 +268,7 @@ func newManagementAPI(t *testing.T, st *store, now func() time.Time) (http.Handl
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := httpapi.NewManagement(httpapi.ManagementDeps{Issuer: is, Clicker: st, Authenticator: v})
+	h, err := mgmtapi.NewManagement(mgmtapi.ManagementDeps{Issuer: is, Clicker: st, Authenticator: v})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +335,7 @@ func TestShortenRejectsBadInput(t *testing.T) {
 		{"own resolver host", "application/json", `{"target_url":"https://s.example.com/7BTadEDkJ8"}`, "target-url-self", 400},
 		{"form encoded", "application/x-www-form-urlencoded", `target_url=https://example.com/`, "unsupported-media-type", 415},
 		{"no content type", "", `{"target_url":"https://example.com/"}`, "unsupported-media-type", 415},
-		{"too large", "application/json", `{"target_url":"https://example.com/` + strings.Repeat("a", httpapi.MaxBodyBytes) + `"}`, "body-too-large", 413},
+		{"too large", "application/json", `{"target_url":"https://example.com/` + strings.Repeat("a", mgmtapi.MaxBodyBytes) + `"}`, "body-too-large", 413},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -526,7 +527,7 @@ func TestLinkStatsMisbehavingPersist(t *testing.T) {
 	}
 	is, _ := shorturl.NewIssuer(shorturl.IssuerConfig{Store: pc, ResolverBaseURL: "https://s.example.com", Rand: rand.Reader})
 	v, _ := sigv4.New(creds, "us-east-1", "execute-api")
-	h, err := httpapi.NewManagement(httpapi.ManagementDeps{Issuer: is, Clicker: pc, Authenticator: v})
+	h, err := mgmtapi.NewManagement(mgmtapi.ManagementDeps{Issuer: is, Clicker: pc, Authenticator: v})
 	if err != nil {
 		t.Fatal(err)
 	}

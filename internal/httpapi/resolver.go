@@ -40,12 +40,12 @@ func NewResolver(d ResolverDeps) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	param, request, response := errorHandlers(log, http.StatusNotFound)
+	param, request, response := ErrorHandlers(log, http.StatusNotFound)
 	strict := resolver.NewStrictHandlerWithOptions(resolverServer{r: d.Resolver, log: log, health: d.Health},
 		[]resolver.StrictMiddlewareFunc{withVisit},
 		resolver.StrictHTTPServerOptions{RequestErrorHandlerFunc: request, ResponseErrorHandlerFunc: response})
 	mux := http.NewServeMux()
-	mux.Handle("/", fallback(func(path string) string {
+	mux.Handle("/", Fallback(func(path string) string {
 		if path == "/healthz" || (len(path) > 1 && !strings.Contains(path[1:], "/")) {
 			return "GET, HEAD"
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/linoone/linoone/internal/httpapi"
+	"github.com/linoone/linoone/internal/mgmtapi"
 	"github.com/linoone/linoone/internal/shorturl"
 	"github.com/linoone/linoone/internal/sigv4"
 )
@@ -24,7 +25,7 @@ func newManagementAPIOn(t *testing.T, st *store, base string, self, reserved []s
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := httpapi.NewManagement(httpapi.ManagementDeps{Issuer: is, Clicker: st, Authenticator: v})
+	h, err := mgmtapi.NewManagement(mgmtapi.ManagementDeps{Issuer: is, Clicker: st, Authenticator: v})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestShortenLengthInCharacters(t *testing.T) {
 			if body == "" {
 				body = `{"target_url":"` + tt.target + `"}`
 			}
-			if len(body) > httpapi.MaxBodyBytes {
+			if len(body) > mgmtapi.MaxBodyBytes {
 				t.Fatalf("test body is %d bytes, over MaxBodyBytes", len(body))
 			}
 			st := newStore()

@@ -17,8 +17,8 @@ import (
 
 	"github.com/linoone/linoone/internal/awswire"
 	"github.com/linoone/linoone/internal/config"
-	"github.com/linoone/linoone/internal/httpapi"
 	"github.com/linoone/linoone/internal/metrics"
+	"github.com/linoone/linoone/internal/mgmtapi"
 	"github.com/linoone/linoone/internal/shorturl"
 )
 
@@ -58,7 +58,7 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	// API Gateway verified the SigV4 signature (AWS_IAM) before invoking us.
-	h, err := httpapi.NewManagement(httpapi.ManagementDeps{Issuer: issuer, Clicker: store, Logger: log})
+	h, err := mgmtapi.NewManagement(mgmtapi.ManagementDeps{Issuer: issuer, Clicker: store, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("management api: %w", err)
 	}

@@ -1,4 +1,4 @@
-package httpapi
+package mgmtapi
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/linoone/linoone/internal/httpapi"
 	"github.com/linoone/linoone/internal/shorturl"
 )
 
@@ -90,16 +91,16 @@ func strictJSON(next http.Handler) http.Handler {
 		}
 		b, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
 		if err != nil {
-			writeProblem(w, newProblem(http.StatusBadRequest, CodeInvalidRequest, "request body could not be read"))
+			httpapi.WriteProblem(w, httpapi.NewProblem(http.StatusBadRequest, httpapi.CodeInvalidRequest, "request body could not be read"))
 			return
 		}
 		if len(b) > 0 { // an empty body is the validator's to refuse
 			switch err := checkJSONBody(b); {
 			case errors.Is(err, errNotOneValue):
-				writeProblem(w, newProblem(http.StatusBadRequest, CodeInvalidRequest, err.Error()))
+				httpapi.WriteProblem(w, httpapi.NewProblem(http.StatusBadRequest, httpapi.CodeInvalidRequest, err.Error()))
 				return
 			case err != nil:
-				writeProblem(w, newProblem(http.StatusBadRequest, string(shorturl.RuleCharacters), err.Error()))
+				httpapi.WriteProblem(w, httpapi.NewProblem(http.StatusBadRequest, string(shorturl.RuleCharacters), err.Error()))
 				return
 			}
 		}
