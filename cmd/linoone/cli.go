@@ -96,12 +96,10 @@ func commandResult(name string, err error, stdout, stderr io.Writer) int {
 	}
 }
 
-// usageText is a command's usage: a synopsis, what it does and an example;
-// writeUsage appends the flags.
-func usageText(name string) string {
-	switch name {
-	case "serve":
-		return `usage: linoone serve
+// usages are the commands' usages: a synopsis, what each does and an example;
+// writeUsage appends the flags. It is read, never written.
+var usages = map[string]string{
+	"serve": `usage: linoone serve
 
 Runs the resolver, the management API (SigV4) and local Persist on loopback, with
 the local bus, its consumer and the local click DLQ, configured by LINOONE_*
@@ -109,9 +107,8 @@ variables (README.md). Ctrl-C drains everything and exits 0.
 
 example:
   LINOONE_DATA_DIR=/tmp/linoone LINOONE_RESOLVER_ADDR=127.0.0.1:9080 linoone serve
-`
-	case "shorten":
-		return `usage: linoone shorten [--json] [--management-url URL] TARGET_URL
+`,
+	"shorten": `usage: linoone shorten [--json] [--management-url URL] TARGET_URL
 
 Issues a short URL through the management API, signed with LINOONE_ACCESS_KEY_ID and
 LINOONE_SECRET_ACCESS_KEY or the pair serve wrote to the data directory, and prints
@@ -120,27 +117,24 @@ it; with --json it prints {"short_url","token"}.
 example:
   url=$(linoone shorten 'https://example.com/landing?message_id=msg_123')
   linoone shorten https://example.com/ --json
-`
-	case "dlq":
-		return `usage: linoone dlq [--json]
+`,
+	"dlq": `usage: linoone dlq [--json]
 
 Lists the click facts waiting in the local click DLQ: when each failed, how many
 publishes were tried, its short URL's token, its idempotency key and why it failed.
 
 example:
   linoone dlq --json
-`
-	case "replay":
-		return `usage: linoone replay [--quiet]
+`,
+	"replay": `usage: linoone replay [--quiet]
 
 Republishes every click fact in the local click DLQ onto the local bus and prints how
 many were replayed; the ones that fail again stay (exit 1).
 
 example:
   linoone replay && linoone dlq
-`
-	case "recover":
-		return `usage: linoone recover --from-log FILE
+`,
+	"recover": `usage: linoone recover --from-log FILE
 
 Republishes onto the local bus every click fact a serve log holds whole (the
 graph_fact of its ERROR lines), each once per run.
@@ -148,9 +142,8 @@ graph_fact of its ERROR lines), each once per run.
 example:
   linoone serve 2>serve.log   # later:
   linoone recover --from-log serve.log
-`
-	case "consume":
-		return `usage: linoone consume [--drain]
+`,
+	"consume": `usage: linoone consume [--drain]
 
 Delivers the local bus into Persist apart from serve (LINOONE_CONSUMER=external);
 with --drain it delivers what is queued and exits.
@@ -158,42 +151,43 @@ with --drain it delivers what is queued and exits.
 example:
   LINOONE_CONSUMER=external linoone serve &
   linoone consume --drain
-`
-	case "block":
-		return `usage: linoone block RULE
+`,
+	"block": `usage: linoone block RULE
 
 Adds a rule to the deny list (LINOONE_DENYLIST_FILE): a host, '*.domain' (the domain
 and its subdomains) or an http(s) URL prefix. A running serve applies it within 2 s.
 
 example:
   linoone block '*.evil.example'
-`
-	case "unblock":
-		return `usage: linoone unblock RULE
+`,
+	"unblock": `usage: linoone unblock RULE
 
 Removes a rule from the deny list (LINOONE_DENYLIST_FILE), written as it was added.
 
 example:
   linoone unblock '*.evil.example'
-`
-	case "blocked":
-		return `usage: linoone blocked [--check URL]
+`,
+	"blocked": `usage: linoone blocked [--check URL]
 
 Lists the deny list's rules, or says whether URL is blocked and by which rule.
 
 example:
   linoone blocked --check https://login.evil.example/
-`
-	case "capacity":
-		return capacityUsage
-	case "version":
-		return `usage: linoone version
+`,
+	"capacity": capacityUsage,
+	"version": `usage: linoone version
 
 Prints the module version, the VCS revision it was built from and the Go version.
 
 example:
   linoone version
-`
+`,
+}
+
+// usageText is a command's usage (usages), or a bare synopsis.
+func usageText(name string) string {
+	if u, ok := usages[name]; ok {
+		return u
 	}
 	return "usage: linoone " + name + "\n"
 }

@@ -138,11 +138,7 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	if err != nil {
 		return nil, fmt.Errorf("open local persist %s: %w", path, err)
 	}
-	// The graph holds every visitor's address: a new file is the owner's alone
-	// (SQLite gives its -wal and -shm files the database file's mode).
-	if f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
-		_ = f.Close()
-	}
+	createPrivate(abs)
 
 	var closers []func() error
 	defer func() {
@@ -202,6 +198,14 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 // (40 MB) rather than every 1000: a click batch dirties hundreds of index pages, and
 // a page written again before the checkpoint is copied into the database once;
 // readers are query_only.
+// createPrivate creates a missing database file 0600: the graph holds every
+// visitor's address (SQLite gives its -wal and -shm files the database file's mode).
+func createPrivate(abs string) {
+	if f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+		_ = f.Close()
+	}
+}
+
 func dsn(abs string, writer bool) string {
 	q := "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_pragma=cache_size(-32768)"
 	if writer {
