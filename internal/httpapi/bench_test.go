@@ -140,7 +140,7 @@ func BenchmarkResolveLatency(b *testing.B) {
 			if tc.fact {
 				rec, _ = shorturl.NewRecorder(shorturl.RecorderConfig{Publisher: st.bus, DeadLetters: st.dlq, EventIDs: eventid.New().Next})
 			}
-			res, _ := shorturl.NewResolver(store, rec)
+			res, _ := shorturl.NewResolver(store, rec, shorturl.Screening{})
 			h := httpapi.NewResolver(httpapi.ResolverDeps{Resolver: res})
 			req := httptest.NewRequest(http.MethodGet, "/7BTadEDkJ8", nil)
 			for b.Loop() {

@@ -153,7 +153,7 @@ func newResolverAPI(t *testing.T, st *store) (http.Handler, *publisher) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := shorturl.NewResolver(st, rec)
+	res, err := shorturl.NewResolver(st, rec, shorturl.Screening{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -494,7 +494,7 @@ func TestResolveRedirectsWhenBusAndDLQFail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, _ := shorturl.NewResolver(st, rec)
+	res, _ := shorturl.NewResolver(st, rec, shorturl.Screening{})
 	h := httpapi.NewResolver(httpapi.ResolverDeps{Resolver: res, Logger: log})
 	resp, _ := do(t, h, httptest.NewRequest(http.MethodGet, "/7BTadEDkJ8", nil))
 	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != known.Target {
@@ -544,7 +544,7 @@ func TestLinkStatsMisbehavingPersist(t *testing.T) {
 }
 
 func TestHealthReportsLagAndDegradation(t *testing.T) {
-	res, _ := shorturl.NewResolver(newStore(), nil)
+	res, _ := shorturl.NewResolver(newStore(), nil, shorturl.Screening{})
 	var h httpapi.Health
 	api := httpapi.NewResolver(httpapi.ResolverDeps{Resolver: res, Health: func() httpapi.Health { return h }})
 	lag := int64(1300)
@@ -569,7 +569,7 @@ func TestResolveNeverRedirectsToARogueTarget(t *testing.T) {
 	pub := &publisher{}
 	rec, _ := shorturl.NewRecorder(shorturl.RecorderConfig{Publisher: pub, DeadLetters: noDLQ{},
 		EventIDs: func() (string, error) { return "ev_01JZ8Q6W3C4V5B6N7M8K9J0H1G", nil }})
-	res, _ := shorturl.NewResolver(st, rec)
+	res, _ := shorturl.NewResolver(st, rec, shorturl.Screening{})
 	var logs bytes.Buffer
 	h := httpapi.NewResolver(httpapi.ResolverDeps{Resolver: res, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	for _, method := range []string{http.MethodGet, http.MethodHead} {

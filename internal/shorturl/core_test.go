@@ -246,7 +246,7 @@ func TestResolveRecordsTheClick(t *testing.T) {
 	st.m[testURL.Token] = testURL
 	pub, dlq, logs := &fakePublisher{}, &fakeDLQ{}, &bytes.Buffer{}
 	rec := newRecorder(t, pub, dlq, logs)
-	res, err := shorturl.NewResolver(st, rec)
+	res, err := shorturl.NewResolver(st, rec, shorturl.Screening{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func TestResolveRecordsTheClick(t *testing.T) {
 func TestResolveInvalidTokenNeverTouchesStore(t *testing.T) {
 	st := newMemStore()
 	st.lookupErr = errors.New("must not be called")
-	res, _ := shorturl.NewResolver(st, nil)
+	res, _ := shorturl.NewResolver(st, nil, shorturl.Screening{})
 	if _, err := res.Resolve(context.Background(), "../etc/pas", testVisit); !errors.Is(err, shorturl.ErrInvalidToken) {
 		t.Fatalf("err = %v", err)
 	}
@@ -398,7 +398,7 @@ func TestResolverRefusesWhatIssuanceWould(t *testing.T) {
 		st := newMemStore()
 		st.m["7BTadEDkJ8"] = shorturl.ShortURL{Token: "7BTadEDkJ8", Path: "https://s.example/7BTadEDkJ8", Target: target}
 		pub := &fakePublisher{}
-		res, _ := shorturl.NewResolver(st, newRecorder(t, pub, &fakeDLQ{}, &bytes.Buffer{}))
+		res, _ := shorturl.NewResolver(st, newRecorder(t, pub, &fakeDLQ{}, &bytes.Buffer{}), shorturl.Screening{})
 		_, err := res.Resolve(context.Background(), "7BTadEDkJ8", testVisit)
 		if ok != (err == nil) || !ok && (!errors.Is(err, shorturl.ErrInvalidStored) || !errors.Is(err, shorturl.ErrNotFound)) {
 			t.Errorf("%q: err = %v, want ok=%v", target, err, ok)

@@ -193,20 +193,13 @@ type Resolver struct {
 }
 
 // NewResolver builds a Resolver. recorder may be nil only where no click is recorded
-// (tests of lookup alone). With a Screening, a short URL whose target the deny list
-// blocks now is ErrLinkBlocked.
-func NewResolver(store Store, recorder *Recorder, screen ...Screening) (*Resolver, error) {
+// (tests of lookup alone). A short URL whose target screen's deny list blocks now is
+// ErrLinkBlocked; the zero Screening blocks nothing.
+func NewResolver(store Store, recorder *Recorder, screen Screening) (*Resolver, error) {
 	if store == nil {
 		return nil, errors.New("resolver needs a store")
 	}
-	if len(screen) > 1 {
-		return nil, errors.New("resolver takes at most one screening")
-	}
-	r := &Resolver{store: store, recorder: recorder}
-	if len(screen) == 1 {
-		r.screen = screen[0]
-	}
-	return r, nil
+	return &Resolver{store: store, recorder: recorder, screen: screen}, nil
 }
 
 // Resolve looks the token up and, when found, records the click before returning the
