@@ -404,6 +404,10 @@ func TestIngestRejects(t *testing.T) {
 	if got := e.query(t, "g.V().count()", nil); !cmp.Equal(got, []any{int64(1)}) {
 		t.Errorf("rejected documents left vertices behind: count %v", got)
 	}
+	// Nor did the writer take their vertices for stored ones.
+	if status, r := e.ingest(t, docJSON(t, graphson.Document{Edges: []graphson.Edge{dangling}})); status != http.StatusBadRequest {
+		t.Errorf("edge to a vertex only rejected documents carried: status %d %+v", status, r)
+	}
 
 	// An edge may point at vertices stored by an earlier ingest.
 	r := e.mustIngest(t, graphson.Document{Edges: []graphson.Edge{click(t, stored, "ev_1")}})

@@ -96,6 +96,7 @@ type Store struct {
 	wdb   *sql.DB // one connection: the group-commit writer
 	rdb   *sql.DB // read pool, concurrent with the writer thanks to WAL
 	ws    writeStmts
+	known *knownVertices // the writer's: vertices known to be stored
 	rs    readStmts
 	stmts *stmtCache
 
@@ -121,7 +122,8 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	if opts.MaxBodyBytes < 0 || opts.MaxBatch < 0 {
 		return nil, fmt.Errorf("open local persist: negative limit (max body %d, max batch %d)", opts.MaxBodyBytes, opts.MaxBatch)
 	}
-	s := &Store{log: opts.Logger, now: opts.Now, maxBody: opts.MaxBodyBytes, maxBatch: opts.MaxBatch, auth: opts.Authenticator}
+	s := &Store{log: opts.Logger, now: opts.Now, maxBody: opts.MaxBodyBytes, maxBatch: opts.MaxBatch, auth: opts.Authenticator,
+		known: newKnownVertices()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

@@ -19,6 +19,7 @@ type writeStmts struct {
 	insertVertexProp *sql.Stmt
 	insertEdge       *sql.Stmt
 	vertexLabel      *sql.Stmt
+	known            *knownVertices // set by in: the writer's, for one transaction
 }
 
 func (w *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
@@ -44,9 +45,11 @@ func (w *writeStmts) close() error {
 	return closeStmts(w.insertVertex, w.insertVertexProp, w.insertEdge, w.vertexLabel)
 }
 
-// in binds the statements to a transaction.
-func (w *writeStmts) in(ctx context.Context, tx *sql.Tx) *writeStmts {
+// in binds the statements to a transaction that records the vertices it writes or
+// reads in known.
+func (w *writeStmts) in(ctx context.Context, tx *sql.Tx, known *knownVertices) *writeStmts {
 	return &writeStmts{
+		known:            known,
 		insertVertex:     tx.StmtContext(ctx, w.insertVertex),
 		insertVertexProp: tx.StmtContext(ctx, w.insertVertexProp),
 		insertEdge:       tx.StmtContext(ctx, w.insertEdge),
@@ -143,9 +146,10 @@ func (s *Store) writeBatch(ctx context.Context, batch []*ingestRequest, now stri
 	defer func() {
 		if err != nil {
 			_ = tx.Rollback()
+			s.known.rollback()
 		}
 	}()
-	st := s.ws.in(ctx, tx)
+	st := s.ws.in(ctx, tx, s.known)
 	results := make([]ingestResult, len(batch))
 	for i, req := range batch {
 		if results[i], err = st.writeDocument(ctx, req, now); err != nil {
@@ -155,6 +159,7 @@ func (s *Store) writeBatch(ctx context.Context, batch []*ingestRequest, now stri
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("commit write transaction: %w", err)
 	}
+	s.known.commit()
 	return results, nil
 }
 
@@ -190,13 +195,12 @@ func (st *writeStmts) writeDocument(ctx context.Context, req *ingestRequest, now
 // checkStoredEndpoints rejects a document with an edge whose endpoint is neither
 // one of its vertices nor a stored vertex with the declared label.
 func (st *writeStmts) checkStoredEndpoints(ctx context.Context, req *ingestRequest) (ingestResult, error) {
-	var stored map[string]string
 	for i, e := range req.doc.Edges {
 		for _, end := range [2]struct{ dir, id, label string }{{"outV", e.OutV, e.OutVLabel}, {"inV", e.InV, e.InVLabel}} {
 			if _, ok := req.labels[end.id]; ok {
 				continue // checked against the document by parseIngest
 			}
-			label, ok := stored[end.id]
+			label, ok := st.known.label(end.id)
 			if !ok {
 				err := st.vertexLabel.QueryRowContext(ctx, end.id).Scan(&label)
 				if errors.Is(err, sql.ErrNoRows) {
@@ -205,10 +209,7 @@ func (st *writeStmts) checkStoredEndpoints(ctx context.Context, req *ingestReque
 				if err != nil {
 					return ingestResult{}, fmt.Errorf("look up vertex %s: %w", end.id, err)
 				}
-				if stored == nil {
-					stored = map[string]string{}
-				}
-				stored[end.id] = label
+				st.known.add(end.id, label)
 			}
 			if label != end.label {
 				return ingestResult{reject: fmt.Errorf("edge %d (%s): %sLabel %q does not match stored vertex %s labelled %q", i, e.Label, end.dir, end.label, end.id, label)}, nil
@@ -219,11 +220,16 @@ func (st *writeStmts) checkStoredEndpoints(ctx context.Context, req *ingestReque
 }
 
 // writeVertex inserts a vertex and, if it is new, a row per property.
+// A vertex known to be stored costs nothing: same id, same label and properties.
 func (st *writeStmts) writeVertex(ctx context.Context, v *graphson.Vertex, now string) (bool, error) {
+	if _, ok := st.known.label(v.ID); ok {
+		return false, nil
+	}
 	created, err := execCreated(ctx, st.insertVertex, v.ID, v.Label, now)
 	if err != nil {
 		return false, fmt.Errorf("insert vertex %s: %w", v.ID, err)
 	}
+	st.known.add(v.ID, v.Label)
 	if !created {
 		return false, nil // same id, same label and properties: already stored
 	}

@@ -1,0 +1,48 @@
+package localpersist
+
+import "maps"
+
+// knownVerticesLimit bounds the vertices the writer remembers (about 150 bytes
+// each): the short URLs being clicked, not every vertex of the graph.
+const knownVerticesLimit = 50_000
+
+// knownVertices remembers the ids and labels of stored vertices, so that a short
+// URL's vertex, which comes with every one of its clicks, costs no INSERT … ON
+// CONFLICT DO NOTHING and no label lookup after the first. A vertex is immutable
+// (its id is the hash of its label and properties) and never deleted, so an entry
+// cannot go stale, whoever else writes the file. Only the writer goroutine uses it.
+// What the open transaction wrote is pending until it commits: a rolled back
+// transaction leaves nothing behind. When full it forgets everything and refills.
+type knownVertices struct {
+	committed map[string]string
+	pending   map[string]string
+}
+
+func newKnownVertices() *knownVertices {
+	return &knownVertices{committed: map[string]string{}, pending: map[string]string{}}
+}
+
+// label is the label of vertex id if it is known to be stored (or written by the
+// open transaction).
+func (k *knownVertices) label(id string) (string, bool) {
+	if l, ok := k.pending[id]; ok {
+		return l, true
+	}
+	l, ok := k.committed[id]
+	return l, ok
+}
+
+// add records a vertex the open transaction wrote or read.
+func (k *knownVertices) add(id, label string) { k.pending[id] = label }
+
+// commit keeps what the transaction that just committed wrote or read.
+func (k *knownVertices) commit() {
+	if len(k.committed)+len(k.pending) > knownVerticesLimit {
+		clear(k.committed)
+	}
+	maps.Copy(k.committed, k.pending)
+	clear(k.pending)
+}
+
+// rollback forgets what the transaction that was rolled back wrote or read.
+func (k *knownVertices) rollback() { clear(k.pending) }
