@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -666,6 +667,56 @@ func TestShortenRefusesTheHostItWasSentTo(t *testing.T) {
 			if p := decodeProblem(t, res, got); p.Type != httpapi.ProblemTypePrefix+string(shorturl.RuleSelf) {
 				t.Fatalf("%s: %+v", target, p)
 			}
+		}
+	}
+}
+
+// GET and HEAD /{token} take the resolver's fast path unless the path was escaped;
+// an escaped spelling of the same path takes the generated route. Both must answer
+// byte for byte alike and record a click alike, for every kind of outcome.
+func TestFastPathAnswersAsTheGeneratedRoute(t *testing.T) {
+	rogue := shorturl.ShortURL{Token: "R0gueR0gue", Path: "https://s.example.com/R0gueR0gue", Target: "javascript:alert(1)"}
+	for _, tc := range []struct{ name, token string }{
+		{"known", string(known.Token)},
+		{"unknown", "AAAAAAAAAA"},
+		{"too short", "AAAA"},
+		{"not base62", "AAAAA_AAAA"},
+		{"rogue stored target", string(rogue.Token)},
+		{"persist down", "Down000000"},
+	} {
+		for _, method := range []string{http.MethodGet, http.MethodHead} {
+			t.Run(tc.name+"/"+method, func(t *testing.T) {
+				answer := func(path string) (*http.Response, []byte, int) {
+					st := newStore()
+					st.m[known.Token], st.m[rogue.Token] = known, rogue
+					st.down = tc.token == "Down000000"
+					h, pub := newResolverAPI(t, st)
+					req := httptest.NewRequest(method, path, nil)
+					req.Header.Set("User-Agent", "test-agent/1.0")
+					res, body := do(t, h, req)
+					return res, body, len(pub.facts)
+				}
+				fast, fastBody, fastFacts := answer("/" + tc.token)
+				// %41 is "A": the same path, escaped, so that it has a RawPath.
+				escaped := "/%" + fmt.Sprintf("%02X", tc.token[0]) + tc.token[1:]
+				gen, genBody, genFacts := answer(escaped)
+				if fast.StatusCode != gen.StatusCode || !bytes.Equal(fastBody, genBody) || fastFacts != genFacts {
+					t.Fatalf("fast path: %d %q, %d facts; generated route: %d %q, %d facts",
+						fast.StatusCode, fastBody, fastFacts, gen.StatusCode, genBody, genFacts)
+				}
+				fast.Header.Del("Date")
+				gen.Header.Del("Date")
+				if !reflect.DeepEqual(fast.Header, gen.Header) {
+					t.Fatalf("headers differ: fast path %v, generated route %v", fast.Header, gen.Header)
+				}
+				wantFacts := 0
+				if tc.name == "known" && method == http.MethodGet {
+					wantFacts = 1
+				}
+				if fastFacts != wantFacts {
+					t.Fatalf("%d facts recorded, want %d", fastFacts, wantFacts)
+				}
+			})
 		}
 	}
 }
