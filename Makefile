@@ -27,7 +27,7 @@ build: bin/linoone $(LAMBDAS:%=dist/%.zip)
 
 # Rebuilt only when a source it can embed or compile changed (make run starts at once
 # on an unchanged tree); go build's own cache keeps a rebuild short.
-LINOONE_SRC := go.mod go.sum openapi.yaml $(shell find api cmd internal -type f -not -name '*_test.go' -not -path '*/testdata/*' 2>/dev/null)
+LINOONE_SRC := go.mod go.sum openapi.yaml openapi.go $(shell find api cmd internal -type f -not -name '*_test.go' -not -path '*/testdata/*' 2>/dev/null)
 bin/linoone: $(LINOONE_SRC)
 	$(GO) build -trimpath -buildvcs=auto -o $@ ./cmd/linoone
 

@@ -43,6 +43,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/linoone/linoone"
 	"github.com/linoone/linoone/internal/clickdlq"
 	"github.com/linoone/linoone/internal/clickdlq/sqstest"
 	"github.com/linoone/linoone/internal/clickfact"
@@ -209,6 +210,20 @@ func TestLambdasUnderRIE(t *testing.T) {
 		decodeStrict(t, resp.Body, &stats)
 		if stats.Token != got.Token || stats.Clicks == nil || *stats.Clicks != 0 {
 			t.Errorf("stats %s, want token %s and clicks 0", resp.Body, got.Token)
+		}
+
+		// The public routes (authorization NONE: no IAM authorizer in the context).
+		resp = issue.api(t, event(t, "issue", "docs.json"))
+		if resp.StatusCode != http.StatusOK || header(resp, "Content-Type") != "text/html" ||
+			!strings.HasPrefix(header(resp, "Content-Security-Policy"), "default-src 'none'") ||
+			!strings.Contains(resp.Body, `id="operation/shorten"`) {
+			t.Errorf("GET /docs: status %d, Content-Type %q, CSP %q, %d bytes", resp.StatusCode,
+				header(resp, "Content-Type"), header(resp, "Content-Security-Policy"), len(resp.Body))
+		}
+		resp = issue.api(t, event(t, "issue", "docs.json", `/docs"`, `/openapi.yaml"`))
+		if resp.StatusCode != http.StatusOK || header(resp, "Content-Type") != "application/yaml" || resp.Body != linoone.OpenAPI {
+			t.Errorf("GET /openapi.yaml: status %d, Content-Type %q, the embedded openapi.yaml: %v",
+				resp.StatusCode, header(resp, "Content-Type"), resp.Body == linoone.OpenAPI)
 		}
 	})
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the pinned npm tools of package-lock.json (the OpenAPI linters) into
+# Installs the pinned npm tools of package-lock.json (the OpenAPI linters and
+# playwright-core for the /docs browser test) into
 # node_modules with npm ci. Idempotent: skipped when node_modules already matches
 # the lock file. Needs node and npm (README prerequisites).
 set -euo pipefail

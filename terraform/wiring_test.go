@@ -1126,9 +1126,19 @@ func TestRoutesMatchOpenAPI(t *testing.T) {
 	}
 	// Public resolver: no route is signed.
 	reportAll(t, checkRoutes("resolver", resolver, ops["resolver"], "resolve", func(string) bool { return false }))
-	// Management: everything is SigV4-signed except the liveness probe.
-	reportAll(t, checkRoutes("management", management, ops["management"], "issue", func(key string) bool { return key != "GET /healthz" }))
+	// Management: everything is SigV4-signed except the liveness probe and the
+	// contract (openapi.yaml and its HTML reference), which are public.
+	reportAll(t, checkRoutes("management", management, ops["management"], "issue", func(key string) bool { return !publicManagementRoutes[key] }))
+	for key := range publicManagementRoutes {
+		if r, ok := management[key]; !ok || r.Auth != "NONE" {
+			t.Errorf("management route %q: %+v (declared: %v), want authorization_type NONE", key, r, ok)
+		}
+	}
 }
+
+// publicManagementRoutes are the management API's routes without a signature; every
+// other management route is AWS_IAM.
+var publicManagementRoutes = map[string]bool{"GET /healthz": true, "GET /openapi.yaml": true, "GET /docs": true}
 
 func TestClickDLQPair(t *testing.T) {
 	reportAll(t, checkClickDLQ(mustLoad(t, filepath.Join("modules", "click-dlq"))))

@@ -13,6 +13,8 @@ import (
 	"net/url"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/oapi-codegen/runtime"
 )
 
@@ -90,6 +92,16 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// GetDocs API reference in a browser
+	//
+	// An HTML reference of every operation and schema of both APIs, rendered by the
+	// server from the same openapi.yaml that `GET /openapi.yaml` serves. The page has
+	// no script and loads nothing else (its `Content-Security-Policy` forbids it), so
+	// it reads the same offline. Served without a signature, like the spec.
+	//
+	// Corresponds with GET /docs (the `GetDocs` operationId).
+	GetDocs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetHealth Liveness of the API process
 	//
 	// Unauthenticated on both APIs. The resolver in local mode adds `bus_lag_bytes`
@@ -106,6 +118,15 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /links/{token}/stats (the `GetLinkStats` operationId).
 	GetLinkStats(ctx context.Context, token Token, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetOpenAPI This OpenAPI document
+	//
+	// The contract of both APIs, this very file, as it was built into the binary.
+	// Served by the management API without a signature: the contract is public (on
+	// AWS the route's authorization is `NONE`; the API itself stays private).
+	//
+	// Corresponds with GET /openapi.yaml (the `GetOpenAPI` operationId).
+	GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ShortenWithBody Issue a short URL for a target URL
 	//
@@ -130,6 +151,26 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /shorten (the `Shorten` operationId).
 	Shorten(ctx context.Context, body ShortenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// GetDocs API reference in a browser
+//
+// An HTML reference of every operation and schema of both APIs, rendered by the
+// server from the same openapi.yaml that `GET /openapi.yaml` serves. The page has
+// no script and loads nothing else (its `Content-Security-Policy` forbids it), so
+// it reads the same offline. Served without a signature, like the spec.
+//
+// Corresponds with GET /docs (the `GetDocs` operationId).
+func (c *Client) GetDocs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDocsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // GetHealth Liveness of the API process
@@ -159,6 +200,25 @@ func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (
 // Corresponds with GET /links/{token}/stats (the `GetLinkStats` operationId).
 func (c *Client) GetLinkStats(ctx context.Context, token Token, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetLinkStatsRequest(c.Server, token)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetOpenAPI This OpenAPI document
+//
+// The contract of both APIs, this very file, as it was built into the binary.
+// Served by the management API without a signature: the contract is public (on
+// AWS the route's authorization is `NONE`; the API itself stays private).
+//
+// Corresponds with GET /openapi.yaml (the `GetOpenAPI` operationId).
+func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOpenAPIRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -213,6 +273,33 @@ func (c *Client) Shorten(ctx context.Context, body ShortenJSONRequestBody, reqEd
 	return c.Client.Do(req)
 }
 
+// NewGetDocsRequest constructs an http.Request for the GetDocs method
+func NewGetDocsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/docs")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetHealthRequest constructs an http.Request for the GetHealth method
 func NewGetHealthRequest(server string) (*http.Request, error) {
 	var err error
@@ -257,6 +344,33 @@ func NewGetLinkStatsRequest(server string, token Token) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/links/%s/stats", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetOpenAPIRequest constructs an http.Request for the GetOpenAPI method
+func NewGetOpenAPIRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/openapi.yaml")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -358,6 +472,18 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// GetDocsWithResponse API reference in a browser
+	//
+	// An HTML reference of every operation and schema of both APIs, rendered by the
+	// server from the same openapi.yaml that `GET /openapi.yaml` serves. The page has
+	// no script and loads nothing else (its `Content-Security-Policy` forbids it), so
+	// it reads the same offline. Served without a signature, like the spec.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /docs (the `GetDocs` operationId).
+	GetDocsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetDocsResponse, error)
+
 	// GetHealthWithResponse Liveness of the API process
 	//
 	// Unauthenticated on both APIs. The resolver in local mode adds `bus_lag_bytes`
@@ -378,6 +504,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /links/{token}/stats (the `GetLinkStats` operationId).
 	GetLinkStatsWithResponse(ctx context.Context, token Token, reqEditors ...RequestEditorFn) (*GetLinkStatsResponse, error)
+
+	// GetOpenAPIWithResponse This OpenAPI document
+	//
+	// The contract of both APIs, this very file, as it was built into the binary.
+	// Served by the management API without a signature: the contract is public (on
+	// AWS the route's authorization is `NONE`; the API itself stays private).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /openapi.yaml (the `GetOpenAPI` operationId).
+	GetOpenAPIWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIResponse, error)
 
 	// ShortenWithBodyWithResponse Issue a short URL for a target URL
 	//
@@ -402,6 +539,61 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /shorten (the `Shorten` operationId).
 	ShortenWithResponse(ctx context.Context, body ShortenJSONRequestBody, reqEditors ...RequestEditorFn) (*ShortenResponse, error)
+}
+
+// GetDocsResponse200Headers the declared response headers of an HTTP 200 response for GetDocs
+type GetDocsResponse200Headers struct {
+	ContentSecurityPolicy string
+}
+
+// GetDocsResponse405Headers the declared response headers of an HTTP 405 response for GetDocs
+type GetDocsResponse405Headers struct {
+	Allow *string
+}
+
+type GetDocsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationProblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationProblemJSON405 *MethodNotAllowed
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetDocsResponse200Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *GetDocsResponse405Headers
+}
+
+// GetApplicationProblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetDocsResponse) GetApplicationProblemJSON405() *MethodNotAllowed {
+	return r.ApplicationProblemJSON405
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDocsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDocsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDocsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDocsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // GetHealthResponse405Headers the declared response headers of an HTTP 405 response for GetHealth
@@ -521,6 +713,61 @@ func (r GetLinkStatsResponse) ContentType() string {
 	return ""
 }
 
+// GetOpenAPIResponse405Headers the declared response headers of an HTTP 405 response for GetOpenAPI
+type GetOpenAPIResponse405Headers struct {
+	Allow *string
+}
+
+type GetOpenAPIResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// YAML200 the response for an HTTP 200 `application/yaml` response
+	YAML200 *string
+	// ApplicationProblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationProblemJSON405 *MethodNotAllowed
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *GetOpenAPIResponse405Headers
+}
+
+// GetYAML200 returns the response for an HTTP 200 `application/yaml` response
+func (r GetOpenAPIResponse) GetYAML200() *string {
+	return r.YAML200
+}
+
+// GetApplicationProblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetOpenAPIResponse) GetApplicationProblemJSON405() *MethodNotAllowed {
+	return r.ApplicationProblemJSON405
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOpenAPIResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOpenAPIResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOpenAPIResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOpenAPIResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ShortenResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -604,6 +851,24 @@ func (r ShortenResponse) ContentType() string {
 	return ""
 }
 
+// GetDocsWithResponse API reference in a browser
+//
+// An HTML reference of every operation and schema of both APIs, rendered by the
+// server from the same openapi.yaml that `GET /openapi.yaml` serves. The page has
+// no script and loads nothing else (its `Content-Security-Policy` forbids it), so
+// it reads the same offline. Served without a signature, like the spec.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /docs (the `GetDocs` operationId).
+func (c *ClientWithResponses) GetDocsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetDocsResponse, error) {
+	rsp, err := c.GetDocs(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDocsResponse(rsp)
+}
+
 // GetHealthWithResponse Liveness of the API process
 //
 // Unauthenticated on both APIs. The resolver in local mode adds `bus_lag_bytes`
@@ -635,6 +900,23 @@ func (c *ClientWithResponses) GetLinkStatsWithResponse(ctx context.Context, toke
 		return nil, err
 	}
 	return ParseGetLinkStatsResponse(rsp)
+}
+
+// GetOpenAPIWithResponse This OpenAPI document
+//
+// The contract of both APIs, this very file, as it was built into the binary.
+// Served by the management API without a signature: the contract is public (on
+// AWS the route's authorization is `NONE`; the API itself stays private).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /openapi.yaml (the `GetOpenAPI` operationId).
+func (c *ClientWithResponses) GetOpenAPIWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIResponse, error) {
+	rsp, err := c.GetOpenAPI(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOpenAPIResponse(rsp)
 }
 
 // ShortenWithBodyWithResponse Issue a short URL for a target URL
@@ -671,6 +953,55 @@ func (c *ClientWithResponses) ShortenWithResponse(ctx context.Context, body Shor
 		return nil, err
 	}
 	return ParseShortenResponse(rsp)
+}
+
+// ParseGetDocsResponse parses an HTTP response from a GetDocsWithResponse call
+func ParseGetDocsResponse(rsp *http.Response) (*GetDocsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDocsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON405 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetDocsResponse200Headers
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 405:
+		var headers GetDocsResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		response.Headers405 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseGetHealthResponse parses an HTTP response from a GetHealthWithResponse call
@@ -761,6 +1092,52 @@ func ParseGetLinkStatsResponse(rsp *http.Response) (*GetLinkStatsResponse, error
 		}
 		response.ApplicationProblemJSON503 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseGetOpenAPIResponse parses an HTTP response from a GetOpenAPIWithResponse call
+func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOpenAPIResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
+		var dest string
+		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.YAML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON405 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 405:
+		var headers GetOpenAPIResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		response.Headers405 = &headers
 	}
 
 	return response, nil

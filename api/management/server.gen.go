@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 
 	"github.com/oapi-codegen/runtime"
@@ -17,12 +18,18 @@ import (
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// GetDocs API reference in a browser
+	// (GET /docs)
+	GetDocs(w http.ResponseWriter, r *http.Request)
 	// GetHealth Liveness of the API process
 	// (GET /healthz)
 	GetHealth(w http.ResponseWriter, r *http.Request)
 	// GetLinkStats Read a short URL's click count back from the graph
 	// (GET /links/{token}/stats)
 	GetLinkStats(w http.ResponseWriter, r *http.Request, token Token)
+	// GetOpenAPI This OpenAPI document
+	// (GET /openapi.yaml)
+	GetOpenAPI(w http.ResponseWriter, r *http.Request)
 	// Shorten Issue a short URL for a target URL
 	// (POST /shorten)
 	Shorten(w http.ResponseWriter, r *http.Request)
@@ -36,6 +43,20 @@ type ServerInterfaceWrapper struct {
 }
 
 type MiddlewareFunc func(http.Handler) http.Handler
+
+// GetDocs operation middleware
+func (siw *ServerInterfaceWrapper) GetDocs(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetDocs(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
 
 // GetHealth operation middleware
 func (siw *ServerInterfaceWrapper) GetHealth(w http.ResponseWriter, r *http.Request) {
@@ -68,6 +89,20 @@ func (siw *ServerInterfaceWrapper) GetLinkStats(w http.ResponseWriter, r *http.R
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetLinkStats(w, r, token)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetOpenAPI operation middleware
+func (siw *ServerInterfaceWrapper) GetOpenAPI(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetOpenAPI(w, r)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -214,6 +249,8 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/shorten", wrapper.Shorten)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/links/{token}/stats", wrapper.GetLinkStats)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/healthz", wrapper.GetHealth)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/openapi.yaml", wrapper.GetOpenAPI)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/docs", wrapper.GetDocs)
 
 	return m
 }
@@ -240,6 +277,58 @@ type TooLargeApplicationProblemPlusJSONResponse Problem
 type UnavailableApplicationProblemPlusJSONResponse Problem
 
 type UnsupportedMediaTypeApplicationProblemPlusJSONResponse Problem
+
+type GetDocsRequestObject struct {
+}
+
+type GetDocsResponseObject interface {
+	VisitGetDocsResponse(w http.ResponseWriter) error
+}
+
+type GetDocs200ResponseHeaders struct {
+	ContentSecurityPolicy string
+}
+
+type GetDocs200TextHTMLResponse struct {
+	Body          io.Reader
+	Headers       GetDocs200ResponseHeaders
+	ContentLength int64
+}
+
+func (response GetDocs200TextHTMLResponse) VisitGetDocsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.Header().Set("Content-Security-Policy", fmt.Sprint(response.Headers.ContentSecurityPolicy))
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetDocs405ApplicationProblemPlusJSONResponse struct {
+	MethodNotAllowedApplicationProblemPlusJSONResponse
+}
+
+func (response GetDocs405ApplicationProblemPlusJSONResponse) VisitGetDocsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.Allow != nil {
+		w.Header().Set("Allow", fmt.Sprint(*response.Headers.Allow))
+	}
+	w.WriteHeader(405)
+	_, err := buf.WriteTo(w)
+	return err
+}
 
 type GetHealthRequestObject struct {
 }
@@ -347,6 +436,52 @@ func (response GetLinkStats503ApplicationProblemPlusJSONResponse) VisitGetLinkSt
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOpenAPIRequestObject struct {
+}
+
+type GetOpenAPIResponseObject interface {
+	VisitGetOpenAPIResponse(w http.ResponseWriter) error
+}
+
+type GetOpenAPI200ApplicationYamlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response GetOpenAPI200ApplicationYamlResponse) VisitGetOpenAPIResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "application/yaml")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetOpenAPI405ApplicationProblemPlusJSONResponse struct {
+	MethodNotAllowedApplicationProblemPlusJSONResponse
+}
+
+func (response GetOpenAPI405ApplicationProblemPlusJSONResponse) VisitGetOpenAPIResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.Allow != nil {
+		w.Header().Set("Allow", fmt.Sprint(*response.Headers.Allow))
+	}
+	w.WriteHeader(405)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -471,12 +606,18 @@ func (response Shorten503ApplicationProblemPlusJSONResponse) VisitShortenRespons
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// GetDocs API reference in a browser
+	// (GET /docs)
+	GetDocs(ctx context.Context, request GetDocsRequestObject) (GetDocsResponseObject, error)
 	// GetHealth Liveness of the API process
 	// (GET /healthz)
 	GetHealth(ctx context.Context, request GetHealthRequestObject) (GetHealthResponseObject, error)
 	// GetLinkStats Read a short URL's click count back from the graph
 	// (GET /links/{token}/stats)
 	GetLinkStats(ctx context.Context, request GetLinkStatsRequestObject) (GetLinkStatsResponseObject, error)
+	// GetOpenAPI This OpenAPI document
+	// (GET /openapi.yaml)
+	GetOpenAPI(ctx context.Context, request GetOpenAPIRequestObject) (GetOpenAPIResponseObject, error)
 	// Shorten Issue a short URL for a target URL
 	// (POST /shorten)
 	Shorten(ctx context.Context, request ShortenRequestObject) (ShortenResponseObject, error)
@@ -519,6 +660,30 @@ type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
 	options     StrictHTTPServerOptions
+}
+
+// GetDocs operation middleware
+func (sh *strictHandler) GetDocs(w http.ResponseWriter, r *http.Request) {
+	var request GetDocsRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetDocs(ctx, request.(GetDocsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetDocs")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetDocsResponseObject); ok {
+		if err := validResponse.VisitGetDocsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
 }
 
 // GetHealth operation middleware
@@ -564,6 +729,30 @@ func (sh *strictHandler) GetLinkStats(w http.ResponseWriter, r *http.Request, to
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetLinkStatsResponseObject); ok {
 		if err := validResponse.VisitGetLinkStatsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetOpenAPI operation middleware
+func (sh *strictHandler) GetOpenAPI(w http.ResponseWriter, r *http.Request) {
+	var request GetOpenAPIRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetOpenAPI(ctx, request.(GetOpenAPIRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetOpenAPI")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetOpenAPIResponseObject); ok {
+		if err := validResponse.VisitGetOpenAPIResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -17,12 +17,14 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	middleware "github.com/oapi-codegen/nethttp-middleware"
 
 	"github.com/linoone/linoone/api/management"
+	"github.com/linoone/linoone/internal/apidocs"
 	"github.com/linoone/linoone/internal/httpapi"
 	"github.com/linoone/linoone/internal/shorturl"
 	"github.com/linoone/linoone/internal/wiring"
@@ -56,14 +58,16 @@ type managementServer struct {
 	issuer  *shorturl.Issuer
 	clicker Clicker
 	log     *slog.Logger
+	docs    func() (apidocs.Page, error) // the HTML reference, rendered once
 }
 
 var _ management.StrictServerInterface = managementServer{}
 
 // NewManagement returns the private management API: POST /shorten,
-// GET /links/{token}/stats and GET /healthz. Every operation but healthz needs a valid
-// signature (403 otherwise, before anything else happens), and every request is
-// validated against openapi.yaml before it reaches the domain.
+// GET /links/{token}/stats, GET /healthz and the contract, GET /openapi.yaml and
+// GET /docs. Every operation but healthz and the contract needs a valid signature
+// (403 otherwise, before anything else happens), and every request is validated
+// against openapi.yaml before it reaches the domain.
 func NewManagement(d ManagementDeps) (http.Handler, error) {
 	if d.Issuer == nil || d.Clicker == nil {
 		return nil, fmt.Errorf("%w: management api needs an issuer and a clicker", wiring.ErrMissingComponent)
@@ -85,8 +89,8 @@ func NewManagement(d ManagementDeps) (http.Handler, error) {
 		ErrorHandlerWithOpts: validationProblem,
 	})
 	param, request, response := httpapi.ErrorHandlers(log, http.StatusNotFound)
-	strict := management.NewStrictHandlerWithOptions(managementServer{issuer: d.Issuer, clicker: d.Clicker, log: log},
-		[]management.StrictMiddlewareFunc{withRequestHost},
+	strict := management.NewStrictHandlerWithOptions(managementServer{issuer: d.Issuer, clicker: d.Clicker, log: log, docs: sync.OnceValues(renderDocs)},
+		[]management.StrictMiddlewareFunc{withRequestHost, withNoSniff},
 		management.StrictHTTPServerOptions{RequestErrorHandlerFunc: request, ResponseErrorHandlerFunc: response})
 	mux := http.NewServeMux()
 	mux.Handle("/", httpapi.Fallback(func(path string) string {
@@ -96,7 +100,7 @@ func NewManagement(d ManagementDeps) (http.Handler, error) {
 		case path == "/healthz", strings.HasPrefix(path, "/links/") && strings.HasSuffix(path, "/stats"):
 			return "GET, HEAD"
 		}
-		return ""
+		return docsAllow(path)
 	}))
 	// Middlewares run last-to-first: body limit, then signature, then media type, the
 	// strict JSON scan and schema validation, then the handler.
@@ -145,7 +149,7 @@ func authenticate(a Authenticator, log *slog.Logger) func(http.Handler) http.Han
 			return next
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if !isHealth(r) {
+			if !isPublic(r) {
 				if err := a.Verify(r); err != nil {
 					// The error names the failed check, never the secret or signature.
 					log.WarnContext(r.Context(), "request refused: signature", "method", r.Method, "path", r.URL.Path, "reason", err.Error())

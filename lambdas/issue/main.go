@@ -1,5 +1,6 @@
 // Command issue is the Issue Lambda: the management API (POST /shorten,
-// GET /links/{token}/stats, GET /healthz) behind API Gateway's AWS_IAM authorizer.
+// GET /links/{token}/stats) behind API Gateway's AWS_IAM authorizer, and its public
+// routes (GET /healthz, GET /openapi.yaml, GET /docs).
 package main
 
 import (

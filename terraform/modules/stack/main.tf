@@ -218,7 +218,9 @@ module "management_api" {
   throttling_rate_limit  = var.management_throttling_rate_limit
 
   # Issuance and stats are SigV4-signed (AWS_IAM); the liveness probe is public
-  # (it reveals nothing and load balancers/monitors cannot sign).
+  # (it reveals nothing and load balancers/monitors cannot sign), and so is the
+  # contract: GET /openapi.yaml and its HTML reference GET /docs (NONE, inside this
+  # private API).
   routes = {
     "POST /shorten" = {
       function_name      = module.issue.function_name
@@ -231,6 +233,16 @@ module "management_api" {
       authorization_type = "AWS_IAM"
     }
     "GET /healthz" = {
+      function_name      = module.issue.function_name
+      invoke_arn         = module.issue.invoke_arn
+      authorization_type = "NONE"
+    }
+    "GET /openapi.yaml" = {
+      function_name      = module.issue.function_name
+      invoke_arn         = module.issue.invoke_arn
+      authorization_type = "NONE"
+    }
+    "GET /docs" = {
       function_name      = module.issue.function_name
       invoke_arn         = module.issue.invoke_arn
       authorization_type = "NONE"
