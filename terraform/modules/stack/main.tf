@@ -217,7 +217,7 @@ module "management_api" {
   throttling_burst_limit = var.management_throttling_burst_limit
   throttling_rate_limit  = var.management_throttling_rate_limit
 
-  # Issuance and stats are SigV4-signed (AWS_IAM); the liveness probe is public
+  # Issuance, inspection and stats are SigV4-signed (AWS_IAM); the liveness probe is public
   # (it reveals nothing and load balancers/monitors cannot sign).
   routes = {
     "POST /shorten" = {
@@ -226,6 +226,11 @@ module "management_api" {
       authorization_type = "AWS_IAM"
     }
     "GET /links/{token}/stats" = {
+      function_name      = module.issue.function_name
+      invoke_arn         = module.issue.invoke_arn
+      authorization_type = "AWS_IAM"
+    }
+    "GET /links/{token}" = {
       function_name      = module.issue.function_name
       invoke_arn         = module.issue.invoke_arn
       authorization_type = "AWS_IAM"
