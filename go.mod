@@ -31,6 +31,7 @@ require (
 	github.com/oklog/ulid/v2 v2.1.2
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/sirupsen/logrus v1.9.0
+	github.com/x-way/crawlerdetect v0.2.30
 	github.com/zclconf/go-cty v1.19.0
 	golang.org/x/net v0.61.0
 	gopkg.in/yaml.v3 v3.0.1

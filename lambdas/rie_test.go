@@ -204,12 +204,30 @@ func TestLambdasUnderRIE(t *testing.T) {
 			t.Fatalf("GET /links/%s/stats: status %d, body %s", got.Token, resp.StatusCode, resp.Body)
 		}
 		var stats struct {
-			Token  string `json:"token"`
-			Clicks *int64 `json:"clicks"`
+			Token  string            `json:"token"`
+			Clicks *int64            `json:"clicks"`
+			ByDay  []json.RawMessage `json:"by_day"`
 		}
 		decodeStrict(t, resp.Body, &stats)
-		if stats.Token != got.Token || stats.Clicks == nil || *stats.Clicks != 0 {
-			t.Errorf("stats %s, want token %s and clicks 0", resp.Body, got.Token)
+		if stats.Token != got.Token || stats.Clicks == nil || *stats.Clicks != 0 || len(stats.ByDay) != 30 {
+			t.Errorf("stats %s, want token %s, clicks 0 and 30 days", resp.Body, got.Token)
+		}
+		resp = issue.api(t, event(t, "issue", "stats_window.json", recordedToken, got.Token))
+		checkProblem(t, "stats_window.json", resp, http.StatusBadRequest, "urn:linoone:problem:stats-window-order")
+
+		resp = issue.api(t, event(t, "issue", "link.json", recordedToken, got.Token))
+		var link struct {
+			Token     string `json:"token"`
+			ShortURL  string `json:"short_url"`
+			TargetURL string `json:"target_url"`
+			CreatedAt string `json:"created_at"`
+		}
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET /links/%s: status %d, body %s", got.Token, resp.StatusCode, resp.Body)
+		}
+		decodeStrict(t, resp.Body, &link)
+		if link.Token != got.Token || link.ShortURL != got.ShortURL || link.TargetURL == "" || link.CreatedAt == "" {
+			t.Errorf("link %s, want token %s with its target and created_at", resp.Body, got.Token)
 		}
 
 		// The public routes (authorization NONE: no IAM authorizer in the context).

@@ -110,14 +110,29 @@ type ClientInterface interface {
 	// Corresponds with GET /healthz (the `GetHealth` operationId).
 	GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetLinkStats Read a short URL's click count back from the graph
+	// GetLink Inspect a short URL without visiting it
 	//
-	// Counts the `short_url_visited` edges recorded in Persist for the token. Clicks
-	// reach the graph through the bus and its consumers, so a click can take a moment
-	// to be counted.
+	// Reads the `short_url` vertex of the token back from Persist: where the token
+	// goes, and `created_at`, the server-managed time Persist stored it at (absent
+	// when Persist does not return one). Inspecting is not a visit: no click is
+	// recorded and no fact is published. A token that is not exactly 10 base62
+	// characters is answered 404 without a lookup.
+	//
+	// Corresponds with GET /links/{token} (the `GetLink` operationId).
+	GetLink(ctx context.Context, token Token, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetLinkStats Read a short URL's clicks back from the graph, all time and by day
+	//
+	// Counts the `short_url_visited` edges recorded in Persist for the token: all of
+	// them (`clicks`), and per UTC day of a window (`by_day`), where `previews`
+	// counts the clicks whose User-Agent is a link preview or a crawler. That is
+	// classified when read (github.com/x-way/crawlerdetect's list), never stored.
+	// Every day of the window is listed, days without clicks with zeros. Clicks
+	// reach the graph through the bus and its consumers, so a click can take a
+	// moment to be counted.
 	//
 	// Corresponds with GET /links/{token}/stats (the `GetLinkStats` operationId).
-	GetLinkStats(ctx context.Context, token Token, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetLinkStats(ctx context.Context, token Token, params *GetLinkStatsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOpenAPI This OpenAPI document
 	//
@@ -191,15 +206,40 @@ func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (
 	return c.Client.Do(req)
 }
 
-// GetLinkStats Read a short URL's click count back from the graph
+// GetLink Inspect a short URL without visiting it
 //
-// Counts the `short_url_visited` edges recorded in Persist for the token. Clicks
-// reach the graph through the bus and its consumers, so a click can take a moment
-// to be counted.
+// Reads the `short_url` vertex of the token back from Persist: where the token
+// goes, and `created_at`, the server-managed time Persist stored it at (absent
+// when Persist does not return one). Inspecting is not a visit: no click is
+// recorded and no fact is published. A token that is not exactly 10 base62
+// characters is answered 404 without a lookup.
+//
+// Corresponds with GET /links/{token} (the `GetLink` operationId).
+func (c *Client) GetLink(ctx context.Context, token Token, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLinkRequest(c.Server, token)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetLinkStats Read a short URL's clicks back from the graph, all time and by day
+//
+// Counts the `short_url_visited` edges recorded in Persist for the token: all of
+// them (`clicks`), and per UTC day of a window (`by_day`), where `previews`
+// counts the clicks whose User-Agent is a link preview or a crawler. That is
+// classified when read (github.com/x-way/crawlerdetect's list), never stored.
+// Every day of the window is listed, days without clicks with zeros. Clicks
+// reach the graph through the bus and its consumers, so a click can take a
+// moment to be counted.
 //
 // Corresponds with GET /links/{token}/stats (the `GetLinkStats` operationId).
-func (c *Client) GetLinkStats(ctx context.Context, token Token, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetLinkStatsRequest(c.Server, token)
+func (c *Client) GetLinkStats(ctx context.Context, token Token, params *GetLinkStatsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLinkStatsRequest(c.Server, token, params)
 	if err != nil {
 		return nil, err
 	}
@@ -327,8 +367,42 @@ func NewGetHealthRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewGetLinkRequest constructs an http.Request for the GetLink method
+func NewGetLinkRequest(server string, token Token) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "token", token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/links/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetLinkStatsRequest constructs an http.Request for the GetLinkStats method
-func NewGetLinkStatsRequest(server string, token Token) (*http.Request, error) {
+func NewGetLinkStatsRequest(server string, token Token, params *GetLinkStatsParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -351,6 +425,45 @@ func NewGetLinkStatsRequest(server string, token Token) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.To != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -494,16 +607,33 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /healthz (the `GetHealth` operationId).
 	GetHealthWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetHealthResponse, error)
 
-	// GetLinkStatsWithResponse Read a short URL's click count back from the graph
+	// GetLinkWithResponse Inspect a short URL without visiting it
 	//
-	// Counts the `short_url_visited` edges recorded in Persist for the token. Clicks
-	// reach the graph through the bus and its consumers, so a click can take a moment
-	// to be counted.
+	// Reads the `short_url` vertex of the token back from Persist: where the token
+	// goes, and `created_at`, the server-managed time Persist stored it at (absent
+	// when Persist does not return one). Inspecting is not a visit: no click is
+	// recorded and no fact is published. A token that is not exactly 10 base62
+	// characters is answered 404 without a lookup.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /links/{token} (the `GetLink` operationId).
+	GetLinkWithResponse(ctx context.Context, token Token, reqEditors ...RequestEditorFn) (*GetLinkResponse, error)
+
+	// GetLinkStatsWithResponse Read a short URL's clicks back from the graph, all time and by day
+	//
+	// Counts the `short_url_visited` edges recorded in Persist for the token: all of
+	// them (`clicks`), and per UTC day of a window (`by_day`), where `previews`
+	// counts the clicks whose User-Agent is a link preview or a crawler. That is
+	// classified when read (github.com/x-way/crawlerdetect's list), never stored.
+	// Every day of the window is listed, days without clicks with zeros. Clicks
+	// reach the graph through the bus and its consumers, so a click can take a
+	// moment to be counted.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /links/{token}/stats (the `GetLinkStats` operationId).
-	GetLinkStatsWithResponse(ctx context.Context, token Token, reqEditors ...RequestEditorFn) (*GetLinkStatsResponse, error)
+	GetLinkStatsWithResponse(ctx context.Context, token Token, params *GetLinkStatsParams, reqEditors ...RequestEditorFn) (*GetLinkStatsResponse, error)
 
 	// GetOpenAPIWithResponse This OpenAPI document
 	//
@@ -651,11 +781,75 @@ func (r GetHealthResponse) ContentType() string {
 	return ""
 }
 
+type GetLinkResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Link
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetLinkResponse) GetJSON200() *Link {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetLinkResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetLinkResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetLinkResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetLinkResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetLinkResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetLinkResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetLinkResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetLinkStatsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *LinkStats
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadWindow
 	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationProblemJSON403 *Forbidden
 	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
@@ -667,6 +861,11 @@ type GetLinkStatsResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetLinkStatsResponse) GetJSON200() *LinkStats {
 	return r.JSON200
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetLinkStatsResponse) GetApplicationProblemJSON400() *BadWindow {
+	return r.ApplicationProblemJSON400
 }
 
 // GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
@@ -885,17 +1084,40 @@ func (c *ClientWithResponses) GetHealthWithResponse(ctx context.Context, reqEdit
 	return ParseGetHealthResponse(rsp)
 }
 
-// GetLinkStatsWithResponse Read a short URL's click count back from the graph
+// GetLinkWithResponse Inspect a short URL without visiting it
 //
-// Counts the `short_url_visited` edges recorded in Persist for the token. Clicks
-// reach the graph through the bus and its consumers, so a click can take a moment
-// to be counted.
+// Reads the `short_url` vertex of the token back from Persist: where the token
+// goes, and `created_at`, the server-managed time Persist stored it at (absent
+// when Persist does not return one). Inspecting is not a visit: no click is
+// recorded and no fact is published. A token that is not exactly 10 base62
+// characters is answered 404 without a lookup.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /links/{token} (the `GetLink` operationId).
+func (c *ClientWithResponses) GetLinkWithResponse(ctx context.Context, token Token, reqEditors ...RequestEditorFn) (*GetLinkResponse, error) {
+	rsp, err := c.GetLink(ctx, token, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetLinkResponse(rsp)
+}
+
+// GetLinkStatsWithResponse Read a short URL's clicks back from the graph, all time and by day
+//
+// Counts the `short_url_visited` edges recorded in Persist for the token: all of
+// them (`clicks`), and per UTC day of a window (`by_day`), where `previews`
+// counts the clicks whose User-Agent is a link preview or a crawler. That is
+// classified when read (github.com/x-way/crawlerdetect's list), never stored.
+// Every day of the window is listed, days without clicks with zeros. Clicks
+// reach the graph through the bus and its consumers, so a click can take a
+// moment to be counted.
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /links/{token}/stats (the `GetLinkStats` operationId).
-func (c *ClientWithResponses) GetLinkStatsWithResponse(ctx context.Context, token Token, reqEditors ...RequestEditorFn) (*GetLinkStatsResponse, error) {
-	rsp, err := c.GetLinkStats(ctx, token, reqEditors...)
+func (c *ClientWithResponses) GetLinkStatsWithResponse(ctx context.Context, token Token, params *GetLinkStatsParams, reqEditors ...RequestEditorFn) (*GetLinkStatsResponse, error) {
+	rsp, err := c.GetLinkStats(ctx, token, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -1050,6 +1272,53 @@ func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 	return response, nil
 }
 
+// ParseGetLinkResponse parses an HTTP response from a GetLinkWithResponse call
+func ParseGetLinkResponse(rsp *http.Response) (*GetLinkResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetLinkResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Link
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetLinkStatsResponse parses an HTTP response from a GetLinkStatsWithResponse call
 func ParseGetLinkStatsResponse(rsp *http.Response) (*GetLinkStatsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -1070,6 +1339,13 @@ func ParseGetLinkStatsResponse(rsp *http.Response) (*GetLinkStatsResponse, error
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadWindow
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Forbidden

@@ -175,6 +175,8 @@ example:
   linoone blocked --check https://login.evil.example/
 `,
 	"capacity": capacityUsage,
+	"inspect":  inspectUsage,
+	"stats":    statsUsage,
 	"version": `usage: linoone version
 
 Prints the module version, the VCS revision it was built from and the Go version.

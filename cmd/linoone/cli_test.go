@@ -13,7 +13,7 @@ import (
 
 // commands are every subcommand of linoone.
 var commands = []string{"serve", "shorten", "dlq", "replay", "recover", "consume",
-	"block", "unblock", "blocked", "discover", "capacity", "version"}
+	"block", "unblock", "blocked", "discover", "capacity", "version", "inspect", "stats"}
 
 // runCLI runs linoone in-process with an empty environment but for a data dir.
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -64,7 +64,7 @@ func TestHelp(t *testing.T) {
 // stderr and exits 2, before anything is read or written.
 func TestUsageErrors(t *testing.T) {
 	cases := [][]string{{"nonsense"}, {"shorten"}, {"block"}, {"unblock"}, {"recover"},
-		{"shorten", "a", "b"}, {"serve", "extra"}, {"version", "extra"}, {"blocked", "extra"}}
+		{"shorten", "a", "b"}, {"serve", "extra"}, {"inspect"}, {"stats"}, {"stats", "a", "b"}, {"version", "extra"}, {"blocked", "extra"}}
 	for _, name := range commands {
 		if name != "discover" { // exit 2 means "a person must act" there; its usage errors exit 1
 			cases = append(cases, []string{name, "--no-such-flag"})

@@ -207,7 +207,7 @@ func (in *instance) resolve(token string) *http.Response {
 
 func (in *instance) clicks(token string) int64 {
 	in.t.Helper()
-	res, err := in.client().GetLinkStatsWithResponse(context.Background(), token)
+	res, err := in.client().GetLinkStatsWithResponse(context.Background(), token, nil)
 	if err != nil || res.JSON200 == nil {
 		in.t.Fatalf("stats %s: %v %d %s", token, err, res.StatusCode(), res.Body)
 	}

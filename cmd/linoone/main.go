@@ -2,6 +2,8 @@
 //
 //	linoone serve          run the resolver, the management API and local Persist
 //	linoone shorten URL    issue a short URL through the management API (SigV4-signed)
+//	linoone inspect TOKEN  where a short URL goes, without a click (SigV4-signed)
+//	linoone stats TOKEN    a short URL's clicks per day (SigV4-signed)
 //	linoone dlq            list the click facts waiting in the local click DLQ
 //	linoone replay         republish the local click DLQ onto the local bus
 //	linoone recover …      republish the click facts a serve log holds whole
@@ -44,6 +46,8 @@ const usage = `usage: linoone <command> [arguments]
 commands:
   serve                 run resolver (:8080), management API (:8081) and local Persist (:8082)
   shorten URL           issue a short URL; prints it
+  inspect TOKEN|URL     where a short URL goes and when it was stored (no click)
+  stats TOKEN|URL       clicks per UTC day (default the last 30) and of all time
   dlq                   list click facts waiting in the local click DLQ
   replay                republish the local click DLQ; prints how many were replayed
   recover --from-log F  republish the click facts logged whole in serve log F
@@ -81,6 +85,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = serve(ctx, args[1:], getenv, stdout, stderr)
 	case "shorten":
 		err = shorten(ctx, args[1:], getenv, stdout, stderr)
+	case "inspect":
+		err = inspect(ctx, args[1:], getenv, stdout)
+	case "stats":
+		err = stats(ctx, args[1:], getenv, stdout)
 	case "consume":
 		err = consume(ctx, args[1:], getenv, stdout, stderr)
 	case "dlq":

@@ -38,6 +38,8 @@ type store struct {
 	mu      sync.Mutex
 	m       map[shorturl.Token]shorturl.ShortURL
 	clicks  map[shorturl.Token]int64
+	visits  map[shorturl.Token]map[string][]string // user agent → effective_at (links_test.go)
+	created map[shorturl.Token]time.Time           // Persist's created_at (links_test.go)
 	down    bool
 	lookups int
 	saves   int
@@ -70,15 +72,6 @@ func (s *store) Save(_ context.Context, u shorturl.ShortURL) error {
 	s.saves++
 	s.m[u.Token] = u
 	return nil
-}
-
-func (s *store) Clicks(ctx context.Context, tok shorturl.Token) (int64, error) {
-	if _, err := s.Lookup(ctx, tok); err != nil {
-		return 0, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.clicks[tok], nil
 }
 
 type publisher struct {
@@ -431,7 +424,7 @@ func TestLinkStats(t *testing.T) {
 	st.clicks[known.Token] = 3
 	h, _ := newManagementAPI(t, st, time.Now)
 	res, body := do(t, h, signed(t, http.MethodGet, "/links/7BTadEDkJ8/stats", "", nil, creds, time.Now()))
-	if res.StatusCode != http.StatusOK || strings.TrimSpace(string(body)) != `{"clicks":3,"token":"7BTadEDkJ8"}` {
+	if res.StatusCode != http.StatusOK || !strings.HasPrefix(string(body), `{"by_day":[`) || !strings.HasSuffix(strings.TrimSpace(string(body)), `],"clicks":3,"token":"7BTadEDkJ8"}`) {
 		t.Fatalf("%d %s", res.StatusCode, body)
 	}
 	for path, want := range map[string]int{"/links/AAAAAAAAAA/stats": 404, "/links/bad/stats": 404, "/links/7BTadEDk-8/stats": 404} {

@@ -105,9 +105,12 @@ func ErrorHandlers(log *slog.Logger, paramStatus int) (param, request, response 
 func problemFor(err error) Problem {
 	var rule *shorturl.RuleError
 	var blocked *shorturl.BlockedError
+	var window *shorturl.WindowError
 	switch {
 	case errors.As(err, &rule):
 		return NewProblem(http.StatusBadRequest, string(rule.Rule), rule.Detail)
+	case errors.As(err, &window):
+		return NewProblem(http.StatusBadRequest, string(window.Rule), window.Detail)
 	case errors.As(err, &blocked) && errors.Is(err, shorturl.ErrTargetBlocked):
 		return NewProblem(http.StatusUnprocessableEntity, CodeTargetBlocked,
 			"target_url matches a "+blocked.Kind+" rule of the operator's deny list; nothing was written")

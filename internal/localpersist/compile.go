@@ -17,6 +17,7 @@ const (
 	stepID
 	stepLabel
 	stepProject
+	stepGroup
 )
 
 // step is one checked, binding-resolved step of a traversal.
@@ -27,8 +28,10 @@ type step struct {
 	labels []string     // hasLabel, outE, inE
 	key    string       // has, values
 	value  any          // has: string, int64 or bool
+	pred   *predicate   // has(key, predicate): compare instead of equal
 	n      int64        // limit
 	proj   []projection // project
+	group  [2]string    // group().by(key).by(value key)
 }
 
 // projection is one key of a project() step and the by() modulator that fills it:
@@ -73,7 +76,7 @@ func (c *compiler) errorf(pos int, format string, args ...any) error {
 	return errAt(c.src, pos, format, args...)
 }
 
-const supportedSteps = "hasLabel, has, limit, count, values, outE, inE, id, label, project/by"
+const supportedSteps = "hasLabel, has, limit, count, values, outE, inE, id, label, project/by, group/by"
 
 func (c *compiler) steps(calls []*call) ([]step, error) {
 	out := make([]step, 0, len(calls))
@@ -96,7 +99,11 @@ func (c *compiler) steps(calls []*call) ([]step, error) {
 			if st.key, err = c.stringArg(cl, cl.args[0]); err != nil {
 				return nil, err
 			}
-			st.value, err = c.value(cl, cl.args[1])
+			if a := cl.args[1]; a.kind == argTraversal && a.trav.bare {
+				st.pred, err = c.predicate(cl, a)
+			} else {
+				st.value, err = c.value(cl, a)
+			}
 		case "limit":
 			st.kind = stepLimit
 			if len(cl.args) != 1 {
@@ -139,8 +146,13 @@ func (c *compiler) steps(calls []*call) ([]step, error) {
 			var n int
 			st.proj, n, err = c.project(cl, calls[i+1:])
 			i += n
+		case "group":
+			st.kind = stepGroup
+			var n int
+			st.group, n, err = c.groupBy(cl, calls[i+1:])
+			i += n
 		case "by":
-			return nil, c.errorf(cl.pos, "by() must follow project(), with one by() per key")
+			return nil, c.errorf(cl.pos, "by() must follow project() (one by() per key) or group() (two by())")
 		case "V":
 			return nil, c.errorf(cl.pos, "V() is supported only as the start of a traversal, g.V()")
 		default:

@@ -96,6 +96,8 @@ filters:
 		switch st := p.steps[i]; {
 		case st.kind == stepHasLabel:
 			labelSets = append(labelSets, st.labels)
+		case st.kind == stepHas && st.pred != nil:
+			break filters // compared in Go, by apply
 		case st.kind == stepHas && st.key == serverProperty:
 			createdAt = append(createdAt, st)
 		case st.kind == stepHas:
@@ -194,6 +196,9 @@ func (s *Store) apply(ctx context.Context, src string, steps []step, in []any) (
 					return false, err
 				}
 				v, ok := props[st.key]
+				if st.pred != nil {
+					return ok && st.pred.test(v), nil
+				}
 				return ok && v == st.value, nil
 			})
 		case stepLimit:
@@ -229,6 +234,8 @@ func (s *Store) apply(ctx context.Context, src string, steps []step, in []any) (
 			in, err = s.edges(ctx, src, st, in)
 		case stepProject:
 			in, err = s.project(ctx, src, st, in)
+		case stepGroup:
+			in, err = s.groupBy(ctx, src, st, in)
 		default:
 			return nil, fmt.Errorf("internal error: step %s has no evaluator", st.name)
 		}
@@ -483,6 +490,44 @@ func (s *Store) project(ctx context.Context, src string, st *step, in []any) ([]
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// groupBy reduces the traversers to one map: each value of the key property to the
+// list of the value property's values of the traversers that have that key, in
+// traversal order. A traverser without the key property is left out (TinkerPop 3.6+
+// by() semantics), one without the value property adds nothing to its key's list.
+// Keys must be strings (the map is answered as a g:Map of string keys).
+func (s *Store) groupBy(ctx context.Context, src string, st *step, in []any) ([]any, error) {
+	groups := make(map[string]any)
+	for _, t := range in {
+		el, err := asElement(src, st, t)
+		if err != nil {
+			return nil, err
+		}
+		props, err := s.properties(ctx, el)
+		if err != nil {
+			return nil, err
+		}
+		k, ok := props[st.group[0]]
+		if !ok {
+			continue
+		}
+		key, ok := k.(string)
+		if !ok {
+			return nil, errAt(src, st.pos, "group() by %s: only string keys are supported, found %s", st.group[0], typeName(k))
+		}
+		list, _ := groups[key].([]any)
+		if v, ok := props[st.group[1]]; ok {
+			list = append(list, v)
+		}
+		groups[key] = list
+	}
+	for k, v := range groups {
+		if v.([]any) == nil {
+			groups[k] = []any{}
+		}
+	}
+	return []any{groups}, nil
 }
 
 // appendResult writes one traversal result as a typed GraphSON v3 value. Vertices

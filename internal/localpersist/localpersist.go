@@ -13,10 +13,11 @@
 // (schema.go, migrate.go).
 //
 // POST /persist/gremlin answers a parsed subset of Gremlin-Groovy (grammar in
-// parser.go; steps hasLabel, has, limit, count, values, outE, inE, id, label and
-// project with one by() per key) in the Gremlin Server HTTP shape with typed GraphSON
-// v3. Results come in element-id order; created_at reads like any other property; a
-// project() key whose by() finds no value is left out of the map. Errors use
+// parser.go; steps hasLabel, has — with a value or a comparison predicate of P,
+// has(key, gte(x)) — limit, count, values, outE, inE, id, label, project with one
+// by() per key, and group().by(key).by(key)) in the Gremlin Server HTTP shape with
+// typed GraphSON v3. Results come in element-id order; created_at reads like any
+// other property; a project() key whose by() finds no value is left out of the map. Errors use
 // Gremlin Server's codes: a malformed request is HTTP 400 / 499, a script that cannot
 // be evaluated (syntax, unsupported step, unbound variable, wrong type) HTTP 500 / 597,
 // a storage failure HTTP 500 / 500. Nothing outside the subset is guessed at.

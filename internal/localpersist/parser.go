@@ -13,7 +13,8 @@ import (
 //	call      = IDENT "(" [ arg { "," arg } ] ")" .
 //	arg       = STRING | INTEGER | "true" | "false" | anonymous | IDENT .
 //	anonymous = "__" "." call { "." call }
-//	          | call { "." call } .      (a bare step name, as Groovy's static import of __ allows)
+//	          | call { "." call } .      (a bare step name, as Groovy's static import of __ allows,
+//	                                      or a predicate of P, such as gte(x), as its static import allows)
 //
 // An IDENT argument that is not followed by "(" names a binding.
 
@@ -26,6 +27,7 @@ const maxNesting = 32
 type traversal struct {
 	pos   int
 	anon  bool
+	bare  bool // anonymous and written without "__." (gte(x), a predicate, or a step)
 	calls []*call
 }
 
@@ -64,13 +66,17 @@ func (t *traversal) String() string {
 }
 
 func (t *traversal) write(b *strings.Builder) {
-	if t.anon {
+	switch {
+	case t.bare:
+	case t.anon:
 		b.WriteString("__")
-	} else {
+	default:
 		b.WriteString("g")
 	}
-	for _, c := range t.calls {
-		b.WriteByte('.')
+	for i, c := range t.calls {
+		if i > 0 || !t.bare {
+			b.WriteByte('.')
+		}
 		b.WriteString(c.name)
 		b.WriteByte('(')
 		for i, a := range c.args {
@@ -280,7 +286,8 @@ func (p *parser) anonymous(depth int) (*arg, error) {
 	if depth > maxNesting {
 		return nil, p.errorf(t, "anonymous traversals nested more than %d deep", maxNesting)
 	}
-	if t.text == "__" {
+	bare := t.text != "__"
+	if !bare {
 		p.next()
 		if _, err := p.expect(tokDot, "after __"); err != nil {
 			return nil, err
@@ -290,5 +297,5 @@ func (p *parser) anonymous(depth int) (*arg, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &arg{kind: argTraversal, pos: t.pos, trav: &traversal{pos: t.pos, anon: true, calls: calls}}, nil
+	return &arg{kind: argTraversal, pos: t.pos, trav: &traversal{pos: t.pos, anon: true, bare: bare, calls: calls}}, nil
 }

@@ -35,9 +35,11 @@ import (
 // escapes: 2048 × 12 + 17 bytes = 24 KiB and a little, so 32 KiB.
 const MaxBodyBytes = 32 << 10
 
-// Clicker reads a short URL's click count back from the graph.
+// Clicker reads a short URL and its clicks back from the graph; neither is a visit
+// (links.go).
 type Clicker interface {
-	Clicks(ctx context.Context, tok shorturl.Token) (int64, error)
+	Link(ctx context.Context, tok shorturl.Token) (shorturl.Link, error)
+	Visits(ctx context.Context, tok shorturl.Token, w shorturl.Window) (shorturl.Visits, error)
 }
 
 // Authenticator verifies a request's SigV4 signature. Locally the server verifies
@@ -64,10 +66,10 @@ type managementServer struct {
 var _ management.StrictServerInterface = managementServer{}
 
 // NewManagement returns the private management API: POST /shorten,
-// GET /links/{token}/stats, GET /healthz and the contract, GET /openapi.yaml and
-// GET /docs. Every operation but healthz and the contract needs a valid signature
-// (403 otherwise, before anything else happens), and every request is validated
-// against openapi.yaml before it reaches the domain.
+// GET /links/{token}, GET /links/{token}/stats, GET /healthz and the contract,
+// GET /openapi.yaml and GET /docs. Every operation but healthz and the contract needs
+// a valid signature (403 otherwise, before anything else happens), and every request
+// is validated against openapi.yaml before it reaches the domain.
 func NewManagement(d ManagementDeps) (http.Handler, error) {
 	if d.Issuer == nil || d.Clicker == nil {
 		return nil, fmt.Errorf("%w: management api needs an issuer and a clicker", wiring.ErrMissingComponent)
@@ -97,7 +99,7 @@ func NewManagement(d ManagementDeps) (http.Handler, error) {
 		switch {
 		case path == "/shorten":
 			return "POST"
-		case path == "/healthz", strings.HasPrefix(path, "/links/") && strings.HasSuffix(path, "/stats"):
+		case path == "/healthz", strings.HasPrefix(path, "/links/"):
 			return "GET, HEAD"
 		}
 		return docsAllow(path)
@@ -238,16 +240,4 @@ func (s managementServer) Shorten(ctx context.Context, req management.ShortenReq
 	}
 	s.log.InfoContext(ctx, "short url issued", "short_url_token", string(u.Token))
 	return management.Shorten201JSONResponse{Token: string(u.Token), ShortURL: u.Path}, nil
-}
-
-func (s managementServer) GetLinkStats(ctx context.Context, req management.GetLinkStatsRequestObject) (management.GetLinkStatsResponseObject, error) {
-	tok, err := shorturl.ParseToken(req.Token)
-	if err != nil {
-		return nil, err
-	}
-	n, err := s.clicker.Clicks(ctx, tok)
-	if err != nil {
-		return nil, err
-	}
-	return management.GetLinkStats200JSONResponse{Token: string(tok), Clicks: n}, nil
 }

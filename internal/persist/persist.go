@@ -262,7 +262,7 @@ func (c *Client) IngestRaw(ctx context.Context, body []byte) error {
 // post sends body and returns the 200 response body; every other outcome is an
 // *Error of operation op.
 func (c *Client) post(ctx context.Context, op, url string, body []byte, accept string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeoutFor(op, c.timeout))
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
@@ -280,12 +280,13 @@ func (c *Client) post(ctx context.Context, op, url string, body []byte, accept s
 		return nil, &Error{Op: op, Err: err}
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+	limit := responseLimit(op)
+	b, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
 	switch {
 	case err != nil:
 		return nil, &Error{Op: op, Status: resp.StatusCode, Err: fmt.Errorf("read response: %v", err)}
-	case len(b) > maxResponse:
-		return nil, &Error{Op: op, Status: resp.StatusCode, Kind: KindMalformed, Err: fmt.Errorf("response larger than %d bytes", maxResponse)}
+	case len(b) > limit:
+		return nil, &Error{Op: op, Status: resp.StatusCode, Kind: KindMalformed, Err: fmt.Errorf("response larger than %d bytes", limit)}
 	case resp.StatusCode != http.StatusOK:
 		return nil, &Error{Op: op, Status: resp.StatusCode, Kind: kindOf(resp.StatusCode), Err: fmt.Errorf("%s: %s", req.URL.Path, snippet(b))}
 	}

@@ -32,7 +32,7 @@ const testRegion = "us-east-1"
 
 // startLocalPersist serves local Persist, requiring testPair's signature as serve
 // does, on a real loopback HTTP server.
-func startLocalPersist(t *testing.T) string {
+func startLocalPersist(t testing.TB) string {
 	t.Helper()
 	v, err := sigv4.New(testPair, testRegion, "execute-api", sigv4.WithMaxBodyBytes(localpersist.DefaultMaxBodyBytes))
 	if err != nil {
@@ -49,7 +49,7 @@ func startLocalPersist(t *testing.T) string {
 
 // newClient signs with testPair, as serve's client does (harmless for the fake
 // servers, which check no signature).
-func newClient(t *testing.T, base string, inline bool) *persist.Client {
+func newClient(t testing.TB, base string, inline bool) *persist.Client {
 	t.Helper()
 	c, err := persist.New(persist.Config{BaseURL: base, InlineLiterals: inline, Timeout: 2 * time.Second, SigV4: &persist.SigV4{
 		Credentials: credentials.NewStaticCredentialsProvider(testPair.AccessKeyID, testPair.SecretAccessKey, ""), Region: testRegion}})

@@ -217,8 +217,8 @@ module "management_api" {
   throttling_burst_limit = var.management_throttling_burst_limit
   throttling_rate_limit  = var.management_throttling_rate_limit
 
-  # Issuance and stats are SigV4-signed (AWS_IAM); the liveness probe is public
-  # (it reveals nothing and load balancers/monitors cannot sign), and so is the
+  # Issuance, inspection and stats are SigV4-signed (AWS_IAM); the liveness probe is
+  # public (it reveals nothing and load balancers/monitors cannot sign), and so is the
   # contract: GET /openapi.yaml and its HTML reference GET /docs (NONE, inside this
   # private API).
   routes = {
@@ -228,6 +228,11 @@ module "management_api" {
       authorization_type = "AWS_IAM"
     }
     "GET /links/{token}/stats" = {
+      function_name      = module.issue.function_name
+      invoke_arn         = module.issue.invoke_arn
+      authorization_type = "AWS_IAM"
+    }
+    "GET /links/{token}" = {
       function_name      = module.issue.function_name
       invoke_arn         = module.issue.invoke_arn
       authorization_type = "AWS_IAM"

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/linoone/linoone/api/management"
+	"github.com/linoone/linoone/internal/config"
+)
+
+const inspectUsage = `usage: linoone inspect [--json] [--management-url URL] TOKEN|SHORT_URL
+
+Shows where a short URL goes without visiting it (no click is recorded): its token,
+short URL, target URL and, when Persist returns one, when Persist stored it. The
+request is signed like shorten's; with --json it prints the API's answer.
+
+example:
+  linoone inspect 7BTadEDkJ8
+  linoone inspect https://s.example.com/7BTadEDkJ8 --json
+`
+
+// inspect prints GET /links/{token} through the generated client.
+func inspect(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := newFlags("inspect")
+	endpoint := fs.String("management-url", "", "management API base URL (default $LINOONE_MANAGEMENT_URL or http://$LINOONE_MANAGEMENT_ADDR)")
+	asJSON := fs.Bool("json", false, "print the API's JSON answer")
+	pos, err := parse(fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	client, base, err := managementClient(getenv, *endpoint)
+	if err != nil {
+		return err
+	}
+	tok := tokenOf(pos[0])
+	res, err := client.GetLinkWithResponse(ctx, tok)
+	if err != nil {
+		return fmt.Errorf("GET %s/links/%s: %w", base, tok, err)
+	}
+	if res.JSON200 == nil {
+		return problemError(res.StatusCode(), res.Body)
+	}
+	if *asJSON {
+		_, err = stdout.Write(res.Body)
+		return err
+	}
+	l := res.JSON200
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "token\t%s\nshort_url\t%s\ntarget_url\t%s\n", l.Token, l.ShortURL, l.TargetURL)
+	if l.CreatedAt != nil {
+		fmt.Fprintf(tw, "created_at\t%s\n", l.CreatedAt.UTC().Format(time.RFC3339Nano))
+	}
+	return tw.Flush()
+}
+
+// tokenOf is the token of a short URL (its last path segment), or s itself.
+func tokenOf(s string) string {
+	if u, err := url.Parse(s); err == nil && u.Scheme != "" && u.Host != "" {
+		return path.Base(u.Path)
+	}
+	return s
+}
+
+// managementClient is the generated management client, signing with the producer's
+// credentials as shorten does, and the base URL it talks to.
+func managementClient(getenv func(string) string, endpoint string) (*management.ClientWithResponses, string, error) {
+	cfg, err := config.LoadShorten(getenv)
+	if err != nil {
+		return nil, "", err
+	}
+	if endpoint == "" {
+		endpoint = cfg.ManagementURL
+	}
+	creds, err := producerCredentials(cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: creds.Transport(nil, cfg.Region, "execute-api")}
+	base := strings.TrimRight(endpoint, "/")
+	client, err := management.NewClientWithResponses(base, management.WithHTTPClient(hc))
+	if err != nil {
+		return nil, "", fmt.Errorf("management client: %w", err)
+	}
+	return client, base, nil
+}

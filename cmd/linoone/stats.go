@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/linoone/linoone/api/management"
+)
+
+const statsUsage = `usage: linoone stats [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--json] [--management-url URL] TOKEN|SHORT_URL
+
+Prints a short URL's clicks per UTC day of a window (default the last 30 days, at
+most 366), with how many came from link previews and crawlers, and its clicks of
+all time. The request is signed like shorten's; with --json it prints the API's
+answer.
+
+example:
+  linoone stats 7BTadEDkJ8
+  linoone stats 7BTadEDkJ8 --from 2026-11-01 --to 2026-11-30
+`
+
+// stats prints GET /links/{token}/stats through the generated client as a table.
+func stats(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := newFlags("stats")
+	endpoint := fs.String("management-url", "", "management API base URL (default $LINOONE_MANAGEMENT_URL or http://$LINOONE_MANAGEMENT_ADDR)")
+	from := fs.String("from", "", "first UTC day, YYYY-MM-DD (default: 29 days before --to)")
+	to := fs.String("to", "", "last UTC day, YYYY-MM-DD (default: today)")
+	asJSON := fs.Bool("json", false, "print the API's JSON answer")
+	pos, err := parse(fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	client, base, err := managementClient(getenv, *endpoint)
+	if err != nil {
+		return err
+	}
+	var params management.GetLinkStatsParams
+	if *from != "" {
+		params.From = from
+	}
+	if *to != "" {
+		params.To = to
+	}
+	tok := tokenOf(pos[0])
+	res, err := client.GetLinkStatsWithResponse(ctx, tok, &params)
+	if err != nil {
+		return fmt.Errorf("GET %s/links/%s/stats: %w", base, tok, err)
+	}
+	if res.JSON200 == nil {
+		return problemError(res.StatusCode(), res.Body)
+	}
+	if *asJSON {
+		_, err = stdout.Write(res.Body)
+		return err
+	}
+	s := res.JSON200
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "date\tclicks\tpreviews\t")
+	var clicks, previews int64
+	for _, d := range s.ByDay {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t\n", d.Date.Format("2006-01-02"), d.Clicks, d.Previews)
+		clicks += d.Clicks
+		previews += d.Previews
+	}
+	fmt.Fprintf(tw, "window\t%d\t%d\t\n", clicks, previews)
+	fmt.Fprintf(tw, "all time\t%d\t\t\n", s.Clicks)
+	return tw.Flush()
+}

@@ -1,0 +1,182 @@
+package persist
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/linoone/linoone/internal/shorturl"
+)
+
+const (
+	// linkQuery is lookupQuery with Persist's server-managed created_at: inspecting a
+	// link is not the resolver's hot path, which keeps its three properties.
+	linkQuery = "g.V().hasLabel('short_url').has('short_url_token', %s).limit(2)" +
+		".project('short_url_token','short_url_path','target_url','created_at')" +
+		".by('short_url_token').by('short_url_path').by('target_url').by('created_at')"
+	// visitsQuery counts all of a short URL's clicks and answers the click times of a
+	// window grouped by user agent: effective_at is written 2006-01-02T15:04:05.000Z,
+	// so comparing it as a string with YYYY-MM-DD bounds selects whole UTC days. The
+	// day of a click is cut from its time here, not in Gremlin: grouping by a
+	// computed value is not portable across Gremlin servers.
+	visitsQuery = "g.V().hasLabel('short_url').has('short_url_token', %s).limit(2)" +
+		".project('short_url_token','clicks','in_window')" +
+		".by('short_url_token')" +
+		".by(__.outE('short_url_visited').count())" +
+		".by(__.outE('short_url_visited').has('effective_at', gte(%s)).has('effective_at', lt(%s))" +
+		".group().by('user_agent').by('effective_at'))"
+
+	// maxVisitsResponse bounds the answer of visitsQuery: about 27 bytes per click
+	// in the window, so some two million clicks.
+	maxVisitsResponse = 64 << 20
+)
+
+// timeoutFor is the time operation op may take: reading a busy link's click window
+// takes Persist longer than a lookup, so visits get five times the per-call timeout.
+func timeoutFor(op string, d time.Duration) time.Duration {
+	if op == "visits" {
+		return 5 * d
+	}
+	return d
+}
+
+// responseLimit is the largest response body operation op accepts.
+func responseLimit(op string) int {
+	if op == "visits" {
+		return maxVisitsResponse
+	}
+	return maxResponse
+}
+
+// day is the whitelist a window bound passes before it may be inlined as a literal.
+var day = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
+
+// Link reads a token's short URL with Persist's server-managed created_at (zero when
+// Persist answers none). It records no click.
+func (c *Client) Link(ctx context.Context, tok shorturl.Token) (shorturl.Link, error) {
+	rows, err := c.tokenQuery(ctx, "link", linkQuery, tok)
+	if err != nil {
+		return shorturl.Link{}, err
+	}
+	var l shorturl.Link
+	for i, row := range rows {
+		v := shorturl.Link{ShortURL: shorturl.ShortURL{Token: tok}}
+		v.Path, _ = row["short_url_path"].(string)
+		v.Target, _ = row["target_url"].(string)
+		if got, _ := row["short_url_token"].(string); got != string(tok) || v.Target == "" {
+			return shorturl.Link{}, fmt.Errorf("token %s: persist answered a vertex without it or without a target: %w", tok, shorturl.ErrNotFound)
+		}
+		if i > 0 && v.Target != l.Target {
+			return shorturl.Link{}, fmt.Errorf("token %s: persist holds several short_url vertices with different targets: %w: %w",
+				tok, shorturl.ErrNotFound, shorturl.ErrInvalidStored)
+		}
+		if v.CreatedAt, err = createdAt(row["created_at"]); err != nil {
+			return shorturl.Link{}, &Error{Op: "link", Kind: KindMalformed, Err: fmt.Errorf("token %s: %w", tok, err)}
+		}
+		if i == 0 || (!v.CreatedAt.IsZero() && v.CreatedAt.Before(l.CreatedAt)) {
+			l = v // the same short URL stored twice: the earlier creation
+		}
+	}
+	return l, nil
+}
+
+// createdAt reads Persist's created_at: absent, an RFC 3339 string or a g:Date.
+func createdAt(v any) (time.Time, error) {
+	switch v := v.(type) {
+	case nil:
+		return time.Time{}, nil
+	case time.Time:
+		return v.UTC(), nil
+	case string:
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("created_at %q is not an RFC 3339 time", v)
+		}
+		return t.UTC(), nil
+	}
+	return time.Time{}, fmt.Errorf("created_at is %T, want a string or a g:Date", v)
+}
+
+// Visits counts all of a token's clicks and reads the times of those in w, grouped by
+// user agent.
+func (c *Client) Visits(ctx context.Context, tok shorturl.Token, w shorturl.Window) (shorturl.Visits, error) {
+	if !shorturl.IsToken(string(tok)) {
+		return shorturl.Visits{}, shorturl.ErrInvalidToken
+	}
+	since, until := w.Since(), w.Until()
+	if !day.MatchString(since) || !day.MatchString(until) { // the whitelist that makes inlining safe
+		return shorturl.Visits{}, &shorturl.WindowError{Rule: shorturl.WindowDate, Detail: "the window's dates are not YYYY-MM-DD"}
+	}
+	var body []byte
+	if c.inline {
+		body = gremlinBody(fmt.Sprintf(visitsQuery, quote(string(tok)), quote(since), quote(until)), "")
+	} else {
+		b, err := json.Marshal(struct {
+			Gremlin  string            `json:"gremlin"`
+			Bindings map[string]string `json:"bindings"`
+		}{fmt.Sprintf(visitsQuery, "token", "since", "until"), map[string]string{"token": string(tok), "since": since, "until": until}})
+		if err != nil {
+			return shorturl.Visits{}, &Error{Op: "visits", Err: err}
+		}
+		body = b
+	}
+	data, err := c.gremlin(ctx, "visits", body)
+	if err != nil {
+		return shorturl.Visits{}, err
+	}
+	rows, ok := data.([]any)
+	switch {
+	case !ok:
+		return shorturl.Visits{}, &Error{Op: "visits", Kind: KindMalformed, Err: fmt.Errorf("token %s: result data is %T, want g:List", tok, data)}
+	case len(rows) == 0:
+		return shorturl.Visits{}, shorturl.ErrNotFound
+	case len(rows) > 1:
+		return shorturl.Visits{}, fmt.Errorf("token %s: persist holds several short_url vertices: %w: %w", tok, shorturl.ErrNotFound, shorturl.ErrInvalidStored)
+	}
+	v, err := visitsOf(tok, rows[0])
+	if err != nil {
+		return shorturl.Visits{}, &Error{Op: "visits", Kind: KindMalformed, Err: err}
+	}
+	return v, nil
+}
+
+// visitsOf reads visitsQuery's row: the token, an all-time count and a g:Map from
+// user agent to a g:List of effective_at strings.
+func visitsOf(tok shorturl.Token, row any) (shorturl.Visits, error) {
+	m, ok := row.(map[string]any)
+	if !ok {
+		return shorturl.Visits{}, fmt.Errorf("token %s: result row is %T, want g:Map", tok, row)
+	}
+	if got, _ := m["short_url_token"].(string); got != string(tok) {
+		return shorturl.Visits{}, fmt.Errorf("token %s: persist answered another vertex (%q)", tok, got)
+	}
+	n, ok := m["clicks"].(int64)
+	if !ok || n < 0 {
+		return shorturl.Visits{}, fmt.Errorf("token %s: clicks is %v, want a count", tok, m["clicks"])
+	}
+	v := shorturl.Visits{Total: n}
+	groups, ok := m["in_window"].(map[string]any)
+	if !ok && m["in_window"] != nil {
+		return shorturl.Visits{}, fmt.Errorf("token %s: in_window is %T, want g:Map", tok, m["in_window"])
+	}
+	v.InWindow = make(map[string][]string, len(groups))
+	for ua, list := range groups {
+		items, ok := list.([]any)
+		if !ok {
+			return shorturl.Visits{}, fmt.Errorf("token %s: click times of a user agent are %T, want g:List", tok, list)
+		}
+		times := make([]string, len(items))
+		for i, it := range items {
+			if times[i], ok = it.(string); !ok {
+				return shorturl.Visits{}, fmt.Errorf("token %s: effective_at is %T, want a string", tok, it)
+			}
+		}
+		v.InWindow[ua] = times
+	}
+	return v, nil
+}
+
+// quote writes a whitelisted value (a token, a YYYY-MM-DD day) as a Groovy literal.
+func quote(s string) string { return "'" + s + "'" }

@@ -1,0 +1,218 @@
+package persist_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/linoone/linoone/internal/graphson"
+	"github.com/linoone/linoone/internal/mgmtapi"
+	"github.com/linoone/linoone/internal/persist"
+	"github.com/linoone/linoone/internal/shorturl"
+)
+
+// visit is one click to seed: its time and user agent.
+type visit struct {
+	at time.Time
+	ua string
+}
+
+// seedVisits ingests clicks on u as the bus consumer would: short_url_visited
+// self-loops carrying exactly the fact's four properties, in documents of 500.
+func seedVisits(tb testing.TB, c *persist.Client, u shorturl.ShortURL, visits []visit) {
+	tb.Helper()
+	doc, err := u.Artifact()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	v := doc.Vertices[0]
+	for start := 0; start < len(visits); start += 500 {
+		batch := graphson.Document{Vertices: []graphson.Vertex{v}}
+		for _, vi := range visits[start:min(start+500, len(visits))] {
+			e, err := graphson.NewEdge("short_url_visited", v, v, graphson.Properties{
+				"event_identifier":   "ev_" + ulid.Make().String(),
+				"visitor_ip_address": "192.0.2.1",
+				"user_agent":         vi.ua,
+				"effective_at":       vi.at.UTC().Format("2006-01-02T15:04:05.000Z"),
+			})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			batch.Edges = append(batch.Edges, e)
+		}
+		if err := c.Ingest(context.Background(), batch); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+func TestLinkAndVisitsAgainstLocalPersist(t *testing.T) {
+	base := startLocalPersist(t)
+	for _, inline := range []bool{false, true} {
+		t.Run(fmt.Sprintf("inline=%t", inline), func(t *testing.T) {
+			ctx := context.Background()
+			c := newClient(t, base, inline)
+			u := shorturl.ShortURL{Token: shorturl.Token(fmt.Sprintf("LinkTest%02d", map[bool]int{false: 0, true: 1}[inline])),
+				Target: "https://example.com/it's"}
+			u.Path = "https://s.example.com/" + string(u.Token)
+			w, err := shorturl.ParseWindow("2026-11-01", "2026-11-03", time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Link(ctx, u.Token); !errors.Is(err, shorturl.ErrNotFound) {
+				t.Fatalf("Link of an unknown token: %v", err)
+			}
+			if _, err := c.Visits(ctx, u.Token, w); !errors.Is(err, shorturl.ErrNotFound) {
+				t.Fatalf("Visits of an unknown token: %v", err)
+			}
+			before := time.Now().Add(-time.Second)
+			if err := c.Save(ctx, u); err != nil {
+				t.Fatal(err)
+			}
+			l, err := c.Link(ctx, u.Token)
+			if err != nil || l.ShortURL != u || l.CreatedAt.Before(before) || l.CreatedAt.After(time.Now().Add(time.Second)) {
+				t.Fatalf("Link = %+v, %v", l, err)
+			}
+			v, err := c.Visits(ctx, u.Token, w)
+			if err != nil || v.Total != 0 || len(v.InWindow) != 0 {
+				t.Fatalf("Visits before clicks = %+v, %v", v, err)
+			}
+			day := func(d, h int) time.Time { return time.Date(2026, 11, d, h, 0, 0, 0, time.UTC) }
+			seedVisits(t, c, u, []visit{
+				{day(1, 0), "a"}, {day(1, 5), "a"}, {day(3, 23).Add(59*time.Minute + 59*time.Second + 999*time.Millisecond), "b 'quoted'"},
+				{day(4, 0), "a"}, {day(1, 0).Add(-time.Millisecond), "a"},
+			})
+			v, err = c.Visits(ctx, u.Token, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := shorturl.Visits{Total: 5, InWindow: map[string][]string{
+				"a":          {"2026-11-01T00:00:00.000Z", "2026-11-01T05:00:00.000Z"},
+				"b 'quoted'": {"2026-11-03T23:59:59.999Z"},
+			}}
+			for _, times := range v.InWindow {
+				slices.Sort(times)
+			}
+			if diff := cmp.Diff(want, v); diff != "" {
+				t.Fatalf("Visits (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestVisitsMalformedAnswers(t *testing.T) {
+	w, _ := shorturl.ParseWindow("2026-11-01", "2026-11-03", time.Now())
+	for name, data := range map[string]string{
+		"clicks not a count":     `{"@type":"g:List","@value":[{"@type":"g:Map","@value":["short_url_token","7BTadEDkJ8","clicks","many"]}]}`,
+		"another token":          `{"@type":"g:List","@value":[{"@type":"g:Map","@value":["short_url_token","AAAAAAAAAA","clicks",{"@type":"g:Int64","@value":1}]}]}`,
+		"window not a map":       `{"@type":"g:List","@value":[{"@type":"g:Map","@value":["short_url_token","7BTadEDkJ8","clicks",{"@type":"g:Int64","@value":1},"in_window","x"]}]}`,
+		"times not strings":      `{"@type":"g:List","@value":[{"@type":"g:Map","@value":["short_url_token","7BTadEDkJ8","clicks",{"@type":"g:Int64","@value":1},"in_window",{"@type":"g:Map","@value":["ua",{"@type":"g:List","@value":[{"@type":"g:Int64","@value":1}]}]}]}]}`,
+		"several short_url rows": `{"@type":"g:List","@value":[{"@type":"g:Map","@value":[]},{"@type":"g:Map","@value":[]}]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = w.Write([]byte(`{"status":{"code":200,"message":""},"result":{"data":` + data + `}}`))
+			}))
+			defer srv.Close()
+			_, err := newClient(t, srv.URL, false).Visits(context.Background(), "7BTadEDkJ8", w)
+			if !errors.Is(err, shorturl.ErrUnavailable) && !errors.Is(err, shorturl.ErrInvalidStored) {
+				t.Fatalf("err = %v; want unavailable or invalid stored", err)
+			}
+		})
+	}
+}
+
+func TestLinkCreatedAtForms(t *testing.T) {
+	for name, tt := range map[string]struct {
+		value string
+		want  time.Time
+		ok    bool
+	}{
+		"absent":       {"", time.Time{}, true},
+		"rfc 3339":     {`,"created_at","2026-11-30T09:12:44.120Z"`, time.Date(2026, 11, 30, 9, 12, 44, 120e6, time.UTC), true},
+		"g:Date":       {`,"created_at",{"@type":"g:Date","@value":1796029964120}`, time.UnixMilli(1796029964120).UTC(), true},
+		"not a time":   {`,"created_at","yesterday"`, time.Time{}, false},
+		"not a string": {`,"created_at",{"@type":"g:Int64","@value":1}`, time.Time{}, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = w.Write([]byte(`{"status":{"code":200,"message":""},"result":{"data":{"@type":"g:List","@value":[{"@type":"g:Map","@value":[` +
+					`"short_url_token","7BTadEDkJ8","short_url_path","https://s.example.com/7BTadEDkJ8","target_url","https://example.com/"` + tt.value + `]}]}}}`))
+			}))
+			defer srv.Close()
+			l, err := newClient(t, srv.URL, false).Link(context.Background(), "7BTadEDkJ8")
+			if (err == nil) != tt.ok || !l.CreatedAt.Equal(tt.want) {
+				t.Fatalf("Link = %+v, %v", l, err)
+			}
+			if !tt.ok && !errors.Is(err, shorturl.ErrUnavailable) {
+				t.Fatalf("err = %v; want unavailable", err)
+			}
+		})
+	}
+}
+
+// BenchmarkStats100k answers GET /links/{token}/stats for a short URL with 100,000
+// clicks in its default 30-day window, through the management API, the Persist
+// client and local Persist over loopback HTTP (issue 10: at most 200 ms).
+func BenchmarkStats100k(b *testing.B) {
+	ctx := context.Background()
+	c := newClient(b, startLocalPersist(b), false)
+	u := shorturl.ShortURL{Token: "Bench10000", Path: "https://s.example.com/Bench10000", Target: "https://example.com/"}
+	if err := c.Save(ctx, u); err != nil {
+		b.Fatal(err)
+	}
+	uas := []string{"facebookexternalhit/1.1", "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)", "Twitterbot/1.0"}
+	for i := range 47 {
+		uas = append(uas, fmt.Sprintf("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.%d.0 Safari/537.36", i))
+	}
+	now := time.Now().UTC()
+	visits := make([]visit, 100_000)
+	for i := range visits {
+		visits[i] = visit{at: now.Add(-time.Duration(i) * (29 * 24 * time.Hour / 100_000)), ua: uas[i%len(uas)]}
+	}
+	seedVisits(b, c, u, visits)
+	is, err := shorturl.NewIssuer(shorturl.IssuerConfig{Store: c, ResolverBaseURL: "https://s.example.com", Rand: rand.Reader})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, err := mgmtapi.NewManagement(mgmtapi.ManagementDeps{Issuer: is, Clicker: c})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var body []byte
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/links/Bench10000/stats", nil))
+		if rec.Code != http.StatusOK {
+			b.Fatalf("status %d: %s", rec.Code, rec.Body)
+		}
+		body = rec.Body.Bytes()
+	}
+	var s struct {
+		Clicks int64 `json:"clicks"`
+		ByDay  []struct {
+			Clicks, Previews int64
+		} `json:"by_day"`
+	}
+	if err := json.Unmarshal(body, &s); err != nil {
+		b.Fatal(err)
+	}
+	var inWindow, previews int64
+	for _, d := range s.ByDay {
+		inWindow += d.Clicks
+		previews += d.Previews
+	}
+	if s.Clicks != 100_000 || inWindow != 100_000 || previews != 6_000 {
+		b.Fatalf("clicks %d, in window %d, previews %d", s.Clicks, inWindow, previews)
+	}
+}

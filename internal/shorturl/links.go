@@ -1,0 +1,146 @@
+package shorturl
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Link is a short URL read back from Persist for inspection, with Persist's
+// server-managed creation time (zero when Persist returned none). Reading it is not a
+// visit.
+type Link struct {
+	ShortURL
+	CreatedAt time.Time
+}
+
+// Stats windows: whole UTC days, both ends included.
+const (
+	MaxWindowDays     = 366
+	DefaultWindowDays = 30
+	dayLayout         = "2006-01-02"
+)
+
+// ErrInvalidWindow is matched (errors.Is) by every *WindowError.
+var ErrInvalidWindow = errors.New("invalid stats window")
+
+// WindowRule names one rule of a stats window. It is stable and appears in problem
+// types.
+type WindowRule string
+
+// The stats window rules.
+const (
+	WindowDate    WindowRule = "stats-date-malformed"
+	WindowOrder   WindowRule = "stats-window-order"
+	WindowTooLong WindowRule = "stats-window-too-long"
+)
+
+// WindowError is a broken stats window rule with a human-readable detail.
+type WindowError struct {
+	Rule   WindowRule
+	Detail string
+}
+
+func (e *WindowError) Error() string { return e.Detail }
+
+// Is makes errors.Is(err, ErrInvalidWindow) true.
+func (e *WindowError) Is(target error) bool { return target == ErrInvalidWindow }
+
+// Window is a range of whole UTC days: From and To are midnights, both included.
+type Window struct {
+	From, To time.Time
+}
+
+// ParseWindow reads a stats window from its query parameters, YYYY-MM-DD each. An
+// empty to is today (UTC, from now); an empty from is DefaultWindowDays-1 days before
+// to. The window runs forward and spans at most MaxWindowDays days.
+func ParseWindow(from, to string, now time.Time) (Window, error) {
+	var w Window
+	var err error
+	if to == "" {
+		y, m, d := now.UTC().Date()
+		w.To = time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+	} else if w.To, err = parseDay("to", to); err != nil {
+		return Window{}, err
+	}
+	if from == "" {
+		w.From = w.To.AddDate(0, 0, -(DefaultWindowDays - 1))
+	} else if w.From, err = parseDay("from", from); err != nil {
+		return Window{}, err
+	}
+	switch {
+	case w.To.Before(w.From):
+		return Window{}, &WindowError{Rule: WindowOrder, Detail: fmt.Sprintf("to (%s) is before from (%s)", w.To.Format(dayLayout), w.From.Format(dayLayout))}
+	case w.Days() > MaxWindowDays:
+		return Window{}, &WindowError{Rule: WindowTooLong, Detail: fmt.Sprintf("the window from %s to %s spans %d days; at most %d are allowed",
+			w.From.Format(dayLayout), w.To.Format(dayLayout), w.Days(), MaxWindowDays)}
+	}
+	return w, nil
+}
+
+// parseDay reads one YYYY-MM-DD calendar day. Years run from 0001 to 9998, so that
+// the day after any window is still a four-digit year and effective_at strings
+// (2006-01-02T15:04:05.000Z) compare with day strings in time order.
+func parseDay(name, s string) (time.Time, error) {
+	t, err := time.Parse(dayLayout, s)
+	if err != nil || t.Format(dayLayout) != s || t.Year() < 1 || t.Year() > 9998 {
+		return time.Time{}, &WindowError{Rule: WindowDate, Detail: fmt.Sprintf("%s %q is not a calendar day written YYYY-MM-DD (years 0001 to 9998)", name, s)}
+	}
+	return t, nil
+}
+
+// Days is the number of days of the window.
+func (w Window) Days() int { return int(w.To.Sub(w.From).Hours()/24) + 1 }
+
+// Since is the window's lower bound for effective_at, inclusive: its first day,
+// YYYY-MM-DD (every effective_at of that day sorts after it).
+func (w Window) Since() string { return w.From.Format(dayLayout) }
+
+// Until is the window's upper bound for effective_at, exclusive: the day after its
+// last day, YYYY-MM-DD.
+func (w Window) Until() string { return w.To.AddDate(0, 0, 1).Format(dayLayout) }
+
+// Visits are a short URL's clicks read back from Persist: all of them counted, and
+// the click times (effective_at, 2006-01-02T15:04:05.000Z) of those in a window,
+// grouped by the visitor's user agent.
+type Visits struct {
+	Total    int64
+	InWindow map[string][]string
+}
+
+// DayClicks are the clicks of one UTC day; Previews counts those whose user agent is
+// a link preview or a crawler.
+type DayClicks struct {
+	Day      time.Time
+	Clicks   int64
+	Previews int64
+}
+
+// ByDay counts the visits of every day of w, oldest first, days without clicks
+// included. isPreview classifies each distinct user agent once. Click times outside
+// w are not counted.
+func (v Visits) ByDay(w Window, isPreview func(userAgent string) bool) []DayClicks {
+	days := make([]DayClicks, w.Days())
+	index := make(map[string]int, len(days))
+	for i := range days {
+		days[i].Day = w.From.AddDate(0, 0, i)
+		index[days[i].Day.Format(dayLayout)] = i
+	}
+	for ua, times := range v.InWindow {
+		preview := isPreview(ua)
+		for _, at := range times {
+			if len(at) < len(dayLayout) {
+				continue
+			}
+			i, ok := index[at[:len(dayLayout)]]
+			if !ok {
+				continue
+			}
+			days[i].Clicks++
+			if preview {
+				days[i].Previews++
+			}
+		}
+	}
+	return days
+}
