@@ -27,6 +27,7 @@ type step struct {
 	labels []string     // hasLabel, outE, inE
 	key    string       // has, values
 	value  any          // has: string, int64 or bool
+	within []any        // has(key, within(…)): the values any of which matches; non-nil for within
 	n      int64        // limit
 	proj   []projection // project
 }
@@ -96,7 +97,14 @@ func (c *compiler) steps(calls []*call) ([]step, error) {
 			if st.key, err = c.stringArg(cl, cl.args[0]); err != nil {
 				return nil, err
 			}
+			if a := cl.args[1]; isWithin(a) {
+				st.within, err = c.predicate(a.trav.calls[0])
+				break
+			}
 			st.value, err = c.value(cl, cl.args[1])
+			if _, isList := st.value.([]any); isList && err == nil {
+				return nil, c.errorf(cl.args[1].pos, "has() compares with one value: use within(%s) for a list", cl.args[1].str)
+			}
 		case "limit":
 			st.kind = stepLimit
 			if len(cl.args) != 1 {
@@ -203,6 +211,32 @@ func (c *compiler) project(cl *call, rest []*call) ([]projection, int, error) {
 	return proj, nby, nil
 }
 
+// isWithin reports whether a is the P predicate within(…), written bare as Gremlin
+// Server's static imports allow: the one predicate the subset knows.
+func isWithin(a *arg) bool {
+	return a.kind == argTraversal && a.trav.bare && len(a.trav.calls) == 1 && a.trav.calls[0].name == "within"
+}
+
+// predicate compiles the arguments of has(key, within(v, …)): literals or bindings;
+// a binding holding a list (a JSON array in the request's bindings) contributes each
+// of its elements, as TinkerPop's P.within(Collection) does. It returns the values,
+// never nil.
+func (c *compiler) predicate(cl *call) ([]any, error) {
+	values := []any{}
+	for _, x := range cl.args {
+		v, err := c.value(cl, x)
+		if err != nil {
+			return nil, err
+		}
+		if list, ok := v.([]any); ok {
+			values = append(values, list...)
+			continue
+		}
+		values = append(values, v)
+	}
+	return values, nil
+}
+
 func (c *compiler) anonymous(t *traversal) ([]step, error) {
 	return c.steps(t.calls)
 }
@@ -259,6 +293,8 @@ func describeValue(v any) string {
 		return fmt.Sprintf("integer %d", v)
 	case bool:
 		return fmt.Sprintf("boolean %t", v)
+	case []any:
+		return fmt.Sprintf("a list of %d values", len(v))
 	}
 	return typeName(v)
 }

@@ -26,6 +26,7 @@ const maxNesting = 32
 type traversal struct {
 	pos   int
 	anon  bool
+	bare  bool // anonymous, written without "__." (as within(…), a P predicate, must be)
 	calls []*call
 }
 
@@ -64,13 +65,17 @@ func (t *traversal) String() string {
 }
 
 func (t *traversal) write(b *strings.Builder) {
-	if t.anon {
+	switch {
+	case t.bare:
+	case t.anon:
 		b.WriteString("__")
-	} else {
+	default:
 		b.WriteString("g")
 	}
-	for _, c := range t.calls {
-		b.WriteByte('.')
+	for i, c := range t.calls {
+		if i > 0 || !t.bare {
+			b.WriteByte('.')
+		}
 		b.WriteString(c.name)
 		b.WriteByte('(')
 		for i, a := range c.args {
@@ -280,7 +285,8 @@ func (p *parser) anonymous(depth int) (*arg, error) {
 	if depth > maxNesting {
 		return nil, p.errorf(t, "anonymous traversals nested more than %d deep", maxNesting)
 	}
-	if t.text == "__" {
+	bare := t.text != "__"
+	if !bare {
 		p.next()
 		if _, err := p.expect(tokDot, "after __"); err != nil {
 			return nil, err
@@ -290,5 +296,5 @@ func (p *parser) anonymous(depth int) (*arg, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &arg{kind: argTraversal, pos: t.pos, trav: &traversal{pos: t.pos, anon: true, calls: calls}}, nil
+	return &arg{kind: argTraversal, pos: t.pos, trav: &traversal{pos: t.pos, anon: true, bare: bare, calls: calls}}, nil
 }
