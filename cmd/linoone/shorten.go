@@ -42,7 +42,7 @@ func shorten(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return fmt.Errorf("management client: %w", err)
 	}
-	res, err := client.ShortenWithResponse(ctx, management.ShortenJSONRequestBody{TargetURL: pos[0]})
+	res, err := client.ShortenWithResponse(ctx, nil, management.ShortenJSONRequestBody{TargetURL: pos[0]})
 	if err != nil {
 		return fmt.Errorf("POST %s/shorten: %w", *endpoint, err)
 	}

@@ -10,8 +10,12 @@ import (
 // MaxBatchItems bounds one batch.
 const MaxBatchItems = 1000
 
-// ErrNoBatchStore reports an Issuer built without a BatchStore asked for a batch.
-var ErrNoBatchStore = errors.New("issuer has no batch store")
+var (
+	// ErrNoBatchStore reports an Issuer built without a BatchStore asked for a batch.
+	ErrNoBatchStore = errors.New("issuer has no batch store")
+	// ErrBatchSize reports a batch of no items or more than MaxBatchItems.
+	ErrBatchSize = errors.New("a batch has 1 to 1,000 items")
+)
 
 // BatchStore looks many tokens up in one query and writes many short URLs in one
 // ingest (Persist). LookupMany returns every short URL whose token is one of toks —
@@ -57,7 +61,7 @@ func (s *Issuer) ShortenBatch(ctx context.Context, items []BatchItem, requestHos
 		return nil, ErrNoBatchStore
 	}
 	if len(items) == 0 || len(items) > MaxBatchItems {
-		return nil, fmt.Errorf("a batch has 1 to %d items, got %d", MaxBatchItems, len(items))
+		return nil, fmt.Errorf("%w, got %d", ErrBatchSize, len(items))
 	}
 	if id != nil {
 		if err := CheckIdempotencyKey(id.Key); err != nil {
