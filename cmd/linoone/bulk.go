@@ -274,7 +274,7 @@ func bulkFlags(fs *flag.FlagSet) shortenFlags {
 func (f shortenFlags) check(fs *flag.FlagSet, pos []string) error {
 	switch {
 	case *f.file == "" && len(pos) != 1:
-		return &usageError{fs: fs, err: errors.New("give TARGET_URL or --file FILE")}
+		return &usageError{fs: fs, err: errors.New("an argument is missing: give TARGET_URL or --file FILE")}
 	case *f.file != "" && len(pos) != 0:
 		return &usageError{fs: fs, err: errors.New("give TARGET_URL or --file FILE, not both")}
 	case *f.file != "" && *f.key != "":
