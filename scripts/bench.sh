@@ -19,7 +19,9 @@
 #             local Persist of a serve on core 0: facts/s, CPU µs/fact split
 #   E         tools/loadshorten (core 1): 64 producers, real SigV4-signed POST /shorten
 #             with unique targets, 2 s warm-up + 8 s: created/s, p50, p99, non-201s
-#   F         bulk: not measured here (another issue)
+#   F         bulk import (issue 10): `linoone shorten --file` (core 1) of 10,000 and then
+#             100,000 fresh URLs into a default serve on core 0, batches of 1,000, 4 in
+#             flight: wall time of each, and one batch of 1,000 on its own
 #
 # Prints a table of figure, target and met/MISSED. Exits non-zero only when the run is
 # broken (a server does not start, wrk is missing and cannot be installed, a load
@@ -309,7 +311,25 @@ row "E" "p50 $(field p50_ms) ms" "—" "—"
 row "E" "p99 $(field p99_ms) ms" "≤ 50 ms" "$(judge "$(field p99_ms)" '<=' 50)"
 row "E" "$errors answers other than 201 (of $created created in the window)" "0" "$(judge "$errors" '<=' 0)"
 
-row "F bulk" "not measured here (another issue)" "—" "skipped"
+# --- F: bulk import -----------------------------------------------------------------------
+start_serve F "$work/f"
+bulk_target=5 # s for 10,000 links
+for n in 1000 10000 100000; do
+  awk -v n="$n" 'BEGIN { for (i = 0; i < n; i++) printf "https://example.com/bulk/%d/%d?utm_source=bench\n", n, i }' >"$work/bulk-$n.txt"
+  echo "[${SECONDS}s] F: importing $n links…" >&2
+  t0=$(now)
+  LINOONE_DATA_DIR="$work/f" GOMAXPROCS=2 taskset -c 1 "$linoone" shorten --file "$work/bulk-$n.txt" >"$work/bulk-$n.csv" 2>>"$work/bulk.log" ||
+    die "F: import of $n links failed: $(tail -n 3 "$work/bulk.log")"
+  secs=$(calc '%.2f' "$(now) - $t0")
+  got=$(($(lines_of "$work/bulk-$n.csv") - 1))
+  [ "$got" = "$n" ] || die "F: $got of $n short URLs written"
+  case $n in
+    1000) row "F bulk import" "one batch of 1,000: ${secs} s (CLI start included)" "—" "—" ;;
+    10000) row "F" "10,000 links in ${secs} s = $(calc '%.0f' "$n / $secs")/s" "≤ ${bulk_target} s" "$(judge "$secs" '<=' "$bulk_target")" ;;
+    *) row "F" "100,000 links in ${secs} s = $(calc '%.0f' "$n / $secs")/s" "—" "—" ;;
+  esac
+done
+stop_serve
 
 echo
 (

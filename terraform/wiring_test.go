@@ -1218,7 +1218,7 @@ func TestFunctionEnvironment(t *testing.T) {
 	common := []string{"LINOONE_ENVIRONMENT", "LINOONE_LOG_LEVEL"}
 	want := map[string][]string{
 		"issue": append([]string{"LINOONE_PERSIST_URL_PARAM", "LINOONE_PERSIST_SIGV4", "LINOONE_RESOLVER_BASE_URL_PARAM", "LINOONE_PERSIST_INLINE_LITERALS",
-			"LINOONE_DENYLIST_PARAM", "LINOONE_METRICS_NAMESPACE"}, common...),
+			"LINOONE_DENYLIST_PARAM", "LINOONE_METRICS_NAMESPACE", "LINOONE_IDEMPOTENCY_SECRET_PARAM"}, common...),
 		"resolve": append([]string{"LINOONE_PERSIST_URL_PARAM", "LINOONE_PERSIST_SIGV4", "LINOONE_PERSIST_INLINE_LITERALS", "LINOONE_EVENT_BUS", "LINOONE_CLICK_DLQ_URL", "LINOONE_PUBLISH_TIMEOUT", "LINOONE_METRICS_NAMESPACE",
 			"LINOONE_DENYLIST_PARAM"}, common...),
 		"replay": append([]string{"LINOONE_EVENT_BUS", "LINOONE_METRICS_NAMESPACE"}, common...),
@@ -1252,7 +1252,7 @@ func TestLeastPrivilegeStatements(t *testing.T) {
 	want := map[string]map[string][]string{
 		"issue": {
 			"execute-api:Invoke": {persist},
-			"ssm:GetParameter":   {denylist, "aws_ssm_parameter.persist_url.arn", "aws_ssm_parameter.resolver_base_url.arn"},
+			"ssm:GetParameter":   {denylist, "aws_ssm_parameter.idempotency_secret.arn", "aws_ssm_parameter.persist_url.arn", "aws_ssm_parameter.resolver_base_url.arn"},
 		},
 		"resolve": {
 			"execute-api:Invoke": {persist},

@@ -287,7 +287,7 @@ func (a *awsDeployment) waitReady(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "signed POST /shorten (warm-up)", 3*time.Minute, func(ctx context.Context) error {
-		res, err := client.ShortenWithResponse(ctx, management.ShortenJSONRequestBody{TargetURL: "https://example.com/linoone-e2e/warm-up"})
+		res, err := client.ShortenWithResponse(ctx, nil, management.ShortenJSONRequestBody{TargetURL: "https://example.com/linoone-e2e/warm-up"})
 		if err != nil {
 			return err
 		}

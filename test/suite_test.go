@@ -97,7 +97,7 @@ func runSuite(t *testing.T, d Deployment) {
 		link = shorten(t, client, target, resolverURL)
 	})
 	step(t, "shorten_unsigned_403", func(t *testing.T) {
-		req, err := management.NewShortenRequest(managementURL, management.ShortenJSONRequestBody{TargetURL: target + "&unsigned=1"})
+		req, err := management.NewShortenRequest(managementURL, nil, management.ShortenJSONRequestBody{TargetURL: target + "&unsigned=1"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +106,7 @@ func runSuite(t *testing.T, d Deployment) {
 	step(t, "shorten_wrong_secret_403", func(t *testing.T) {
 		s := d.Signer()
 		s.Credentials = wrongSecret(s.Credentials)
-		req, err := management.NewShortenRequest(managementURL, management.ShortenJSONRequestBody{TargetURL: target + "&badly-signed=1"})
+		req, err := management.NewShortenRequest(managementURL, nil, management.ShortenJSONRequestBody{TargetURL: target + "&badly-signed=1"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,7 +173,7 @@ func step(t *testing.T, name string, fn func(t *testing.T)) {
 
 func shorten(t *testing.T, client *management.ClientWithResponses, target, resolverURL string) management.ShortURL {
 	t.Helper()
-	res, err := client.ShortenWithResponse(t.Context(), management.ShortenJSONRequestBody{TargetURL: target})
+	res, err := client.ShortenWithResponse(t.Context(), nil, management.ShortenJSONRequestBody{TargetURL: target})
 	if err != nil {
 		t.Fatalf("POST /shorten: %v", err)
 	}

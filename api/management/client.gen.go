@@ -150,10 +150,15 @@ type ClientInterface interface {
 	// answering. The body is exactly `{"target_url": "…"}`; any other member is refused.
 	// Nothing is written for a refused request.
 	//
+	// With an `Idempotency-Key` the token is derived from the key and the caller
+	// instead of drawn: a retry with the same key and target answers 200 with the same
+	// body and `Idempotent-Replayed: true`; the same key with another target is 422
+	// `idempotency-key-reused`. Nothing is stored besides the short URL itself.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /shorten (the `Shorten` operationId).
-	ShortenWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ShortenWithBody(ctx context.Context, params *ShortenParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Shorten Issue a short URL for a target URL
 	//
@@ -162,10 +167,53 @@ type ClientInterface interface {
 	// answering. The body is exactly `{"target_url": "…"}`; any other member is refused.
 	// Nothing is written for a refused request.
 	//
+	// With an `Idempotency-Key` the token is derived from the key and the caller
+	// instead of drawn: a retry with the same key and target answers 200 with the same
+	// body and `Idempotent-Replayed: true`; the same key with another target is 422
+	// `idempotency-key-reused`. Nothing is stored besides the short URL itself.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /shorten (the `Shorten` operationId).
-	Shorten(ctx context.Context, body ShortenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	Shorten(ctx context.Context, params *ShortenParams, body ShortenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ShortenBatchWithBody Issue short URLs for up to 1,000 target URLs at once
+	//
+	// Each item is checked like a `POST /shorten` body (exactly `{"target_url": "…"}`,
+	// the target URL rules, the deny list); an item that fails gets its own `problem`
+	// and never fails the others. All tokens are checked in one Persist query and every
+	// new short URL is written in one ingest call. `results` has one entry per item, in
+	// input order. A request that is not `{"items": [1 to 1,000 objects]}` is refused
+	// as a whole (400). If Persist fails, the whole batch is 503 and nothing is
+	// reported as created.
+	//
+	// With an `Idempotency-Key` item *i* (from 0) uses the key `<key>#<i>`: retrying
+	// the batch answers the same tokens (`replayed: true`) and writes nothing new.
+	// The body may be up to 4 MiB (1,000 target URLs of 2,048 characters fit).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /shorten/batch (the `ShortenBatch` operationId).
+	ShortenBatchWithBody(ctx context.Context, params *ShortenBatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ShortenBatch Issue short URLs for up to 1,000 target URLs at once
+	//
+	// Each item is checked like a `POST /shorten` body (exactly `{"target_url": "…"}`,
+	// the target URL rules, the deny list); an item that fails gets its own `problem`
+	// and never fails the others. All tokens are checked in one Persist query and every
+	// new short URL is written in one ingest call. `results` has one entry per item, in
+	// input order. A request that is not `{"items": [1 to 1,000 objects]}` is refused
+	// as a whole (400). If Persist fails, the whole batch is 503 and nothing is
+	// reported as created.
+	//
+	// With an `Idempotency-Key` item *i* (from 0) uses the key `<key>#<i>`: retrying
+	// the batch answers the same tokens (`replayed: true`) and writes nothing new.
+	// The body may be up to 4 MiB (1,000 target URLs of 2,048 characters fit).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /shorten/batch (the `ShortenBatch` operationId).
+	ShortenBatch(ctx context.Context, params *ShortenBatchParams, body ShortenBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // GetDocs API reference in a browser
@@ -276,11 +324,16 @@ func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) 
 // answering. The body is exactly `{"target_url": "…"}`; any other member is refused.
 // Nothing is written for a refused request.
 //
+// With an `Idempotency-Key` the token is derived from the key and the caller
+// instead of drawn: a retry with the same key and target answers 200 with the same
+// body and `Idempotent-Replayed: true`; the same key with another target is 422
+// `idempotency-key-reused`. Nothing is stored besides the short URL itself.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /shorten (the `Shorten` operationId).
-func (c *Client) ShortenWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewShortenRequestWithBody(c.Server, contentType, body)
+func (c *Client) ShortenWithBody(ctx context.Context, params *ShortenParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewShortenRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -298,11 +351,74 @@ func (c *Client) ShortenWithBody(ctx context.Context, contentType string, body i
 // answering. The body is exactly `{"target_url": "…"}`; any other member is refused.
 // Nothing is written for a refused request.
 //
+// With an `Idempotency-Key` the token is derived from the key and the caller
+// instead of drawn: a retry with the same key and target answers 200 with the same
+// body and `Idempotent-Replayed: true`; the same key with another target is 422
+// `idempotency-key-reused`. Nothing is stored besides the short URL itself.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /shorten (the `Shorten` operationId).
-func (c *Client) Shorten(ctx context.Context, body ShortenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewShortenRequest(c.Server, body)
+func (c *Client) Shorten(ctx context.Context, params *ShortenParams, body ShortenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewShortenRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ShortenBatchWithBody Issue short URLs for up to 1,000 target URLs at once
+//
+// Each item is checked like a `POST /shorten` body (exactly `{"target_url": "…"}`,
+// the target URL rules, the deny list); an item that fails gets its own `problem`
+// and never fails the others. All tokens are checked in one Persist query and every
+// new short URL is written in one ingest call. `results` has one entry per item, in
+// input order. A request that is not `{"items": [1 to 1,000 objects]}` is refused
+// as a whole (400). If Persist fails, the whole batch is 503 and nothing is
+// reported as created.
+//
+// With an `Idempotency-Key` item *i* (from 0) uses the key `<key>#<i>`: retrying
+// the batch answers the same tokens (`replayed: true`) and writes nothing new.
+// The body may be up to 4 MiB (1,000 target URLs of 2,048 characters fit).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /shorten/batch (the `ShortenBatch` operationId).
+func (c *Client) ShortenBatchWithBody(ctx context.Context, params *ShortenBatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewShortenBatchRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ShortenBatch Issue short URLs for up to 1,000 target URLs at once
+//
+// Each item is checked like a `POST /shorten` body (exactly `{"target_url": "…"}`,
+// the target URL rules, the deny list); an item that fails gets its own `problem`
+// and never fails the others. All tokens are checked in one Persist query and every
+// new short URL is written in one ingest call. `results` has one entry per item, in
+// input order. A request that is not `{"items": [1 to 1,000 objects]}` is refused
+// as a whole (400). If Persist fails, the whole batch is 503 and nothing is
+// reported as created.
+//
+// With an `Idempotency-Key` item *i* (from 0) uses the key `<key>#<i>`: retrying
+// the batch answers the same tokens (`replayed: true`) and writes nothing new.
+// The body may be up to 4 MiB (1,000 target URLs of 2,048 characters fit).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /shorten/batch (the `ShortenBatch` operationId).
+func (c *Client) ShortenBatch(ctx context.Context, params *ShortenBatchParams, body ShortenBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewShortenBatchRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -502,18 +618,18 @@ func NewGetOpenAPIRequest(server string) (*http.Request, error) {
 }
 
 // NewShortenRequest calls the generic Shorten builder with application/json body
-func NewShortenRequest(server string, body ShortenJSONRequestBody) (*http.Request, error) {
+func NewShortenRequest(server string, params *ShortenParams, body ShortenJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewShortenRequestWithBody(server, "application/json", bodyReader)
+	return NewShortenRequestWithBody(server, params, "application/json", bodyReader)
 }
 
 // NewShortenRequestWithBody constructs an http.Request for the Shorten method, with any body, and a specified content type
-func NewShortenRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+func NewShortenRequestWithBody(server string, params *ShortenParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -537,6 +653,76 @@ func NewShortenRequestWithBody(server string, contentType string, body io.Reader
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewShortenBatchRequest calls the generic ShortenBatch builder with application/json body
+func NewShortenBatchRequest(server string, params *ShortenBatchParams, body ShortenBatchJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewShortenBatchRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewShortenBatchRequestWithBody constructs an http.Request for the ShortenBatch method, with any body, and a specified content type
+func NewShortenBatchRequestWithBody(server string, params *ShortenBatchParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/shorten/batch")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -653,10 +839,15 @@ type ClientWithResponsesInterface interface {
 	// answering. The body is exactly `{"target_url": "…"}`; any other member is refused.
 	// Nothing is written for a refused request.
 	//
+	// With an `Idempotency-Key` the token is derived from the key and the caller
+	// instead of drawn: a retry with the same key and target answers 200 with the same
+	// body and `Idempotent-Replayed: true`; the same key with another target is 422
+	// `idempotency-key-reused`. Nothing is stored besides the short URL itself.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /shorten (the `Shorten` operationId).
-	ShortenWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ShortenResponse, error)
+	ShortenWithBodyWithResponse(ctx context.Context, params *ShortenParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ShortenResponse, error)
 
 	// ShortenWithResponse Issue a short URL for a target URL
 	//
@@ -665,10 +856,53 @@ type ClientWithResponsesInterface interface {
 	// answering. The body is exactly `{"target_url": "…"}`; any other member is refused.
 	// Nothing is written for a refused request.
 	//
+	// With an `Idempotency-Key` the token is derived from the key and the caller
+	// instead of drawn: a retry with the same key and target answers 200 with the same
+	// body and `Idempotent-Replayed: true`; the same key with another target is 422
+	// `idempotency-key-reused`. Nothing is stored besides the short URL itself.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /shorten (the `Shorten` operationId).
-	ShortenWithResponse(ctx context.Context, body ShortenJSONRequestBody, reqEditors ...RequestEditorFn) (*ShortenResponse, error)
+	ShortenWithResponse(ctx context.Context, params *ShortenParams, body ShortenJSONRequestBody, reqEditors ...RequestEditorFn) (*ShortenResponse, error)
+
+	// ShortenBatchWithBodyWithResponse Issue short URLs for up to 1,000 target URLs at once
+	//
+	// Each item is checked like a `POST /shorten` body (exactly `{"target_url": "…"}`,
+	// the target URL rules, the deny list); an item that fails gets its own `problem`
+	// and never fails the others. All tokens are checked in one Persist query and every
+	// new short URL is written in one ingest call. `results` has one entry per item, in
+	// input order. A request that is not `{"items": [1 to 1,000 objects]}` is refused
+	// as a whole (400). If Persist fails, the whole batch is 503 and nothing is
+	// reported as created.
+	//
+	// With an `Idempotency-Key` item *i* (from 0) uses the key `<key>#<i>`: retrying
+	// the batch answers the same tokens (`replayed: true`) and writes nothing new.
+	// The body may be up to 4 MiB (1,000 target URLs of 2,048 characters fit).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /shorten/batch (the `ShortenBatch` operationId).
+	ShortenBatchWithBodyWithResponse(ctx context.Context, params *ShortenBatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ShortenBatchResponse, error)
+
+	// ShortenBatchWithResponse Issue short URLs for up to 1,000 target URLs at once
+	//
+	// Each item is checked like a `POST /shorten` body (exactly `{"target_url": "…"}`,
+	// the target URL rules, the deny list); an item that fails gets its own `problem`
+	// and never fails the others. All tokens are checked in one Persist query and every
+	// new short URL is written in one ingest call. `results` has one entry per item, in
+	// input order. A request that is not `{"items": [1 to 1,000 objects]}` is refused
+	// as a whole (400). If Persist fails, the whole batch is 503 and nothing is
+	// reported as created.
+	//
+	// With an `Idempotency-Key` item *i* (from 0) uses the key `<key>#<i>`: retrying
+	// the batch answers the same tokens (`replayed: true`) and writes nothing new.
+	// The body may be up to 4 MiB (1,000 target URLs of 2,048 characters fit).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /shorten/batch (the `ShortenBatch` operationId).
+	ShortenBatchWithResponse(ctx context.Context, params *ShortenBatchParams, body ShortenBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*ShortenBatchResponse, error)
 }
 
 // GetDocsResponse200Headers the declared response headers of an HTTP 200 response for GetDocs
@@ -967,9 +1201,16 @@ func (r GetOpenAPIResponse) ContentType() string {
 	return ""
 }
 
+// ShortenResponse200Headers the declared response headers of an HTTP 200 response for Shorten
+type ShortenResponse200Headers struct {
+	IdempotentReplayed string
+}
+
 type ShortenResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ShortURL
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *ShortURL
 	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
@@ -981,9 +1222,16 @@ type ShortenResponse struct {
 	// ApplicationProblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationProblemJSON415 *UnsupportedMediaType
 	// ApplicationProblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationProblemJSON422 *TargetBlocked
+	ApplicationProblemJSON422 *IssuanceRefused
 	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationProblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ShortenResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ShortenResponse) GetJSON200() *ShortURL {
+	return r.JSON200
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -1012,7 +1260,7 @@ func (r ShortenResponse) GetApplicationProblemJSON415() *UnsupportedMediaType {
 }
 
 // GetApplicationProblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r ShortenResponse) GetApplicationProblemJSON422() *TargetBlocked {
+func (r ShortenResponse) GetApplicationProblemJSON422() *IssuanceRefused {
 	return r.ApplicationProblemJSON422
 }
 
@@ -1044,6 +1292,82 @@ func (r ShortenResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ShortenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ShortenBatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BatchResponse
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationProblemJSON413 *TooLarge
+	// ApplicationProblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationProblemJSON415 *UnsupportedMediaType
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ShortenBatchResponse) GetJSON200() *BatchResponse {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ShortenBatchResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ShortenBatchResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
+}
+
+// GetApplicationProblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ShortenBatchResponse) GetApplicationProblemJSON413() *TooLarge {
+	return r.ApplicationProblemJSON413
+}
+
+// GetApplicationProblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r ShortenBatchResponse) GetApplicationProblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationProblemJSON415
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ShortenBatchResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ShortenBatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ShortenBatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ShortenBatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ShortenBatchResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -1148,11 +1472,16 @@ func (c *ClientWithResponses) GetOpenAPIWithResponse(ctx context.Context, reqEdi
 // answering. The body is exactly `{"target_url": "…"}`; any other member is refused.
 // Nothing is written for a refused request.
 //
+// With an `Idempotency-Key` the token is derived from the key and the caller
+// instead of drawn: a retry with the same key and target answers 200 with the same
+// body and `Idempotent-Replayed: true`; the same key with another target is 422
+// `idempotency-key-reused`. Nothing is stored besides the short URL itself.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /shorten (the `Shorten` operationId).
-func (c *ClientWithResponses) ShortenWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ShortenResponse, error) {
-	rsp, err := c.ShortenWithBody(ctx, contentType, body, reqEditors...)
+func (c *ClientWithResponses) ShortenWithBodyWithResponse(ctx context.Context, params *ShortenParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ShortenResponse, error) {
+	rsp, err := c.ShortenWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -1166,15 +1495,70 @@ func (c *ClientWithResponses) ShortenWithBodyWithResponse(ctx context.Context, c
 // answering. The body is exactly `{"target_url": "…"}`; any other member is refused.
 // Nothing is written for a refused request.
 //
+// With an `Idempotency-Key` the token is derived from the key and the caller
+// instead of drawn: a retry with the same key and target answers 200 with the same
+// body and `Idempotent-Replayed: true`; the same key with another target is 422
+// `idempotency-key-reused`. Nothing is stored besides the short URL itself.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /shorten (the `Shorten` operationId).
-func (c *ClientWithResponses) ShortenWithResponse(ctx context.Context, body ShortenJSONRequestBody, reqEditors ...RequestEditorFn) (*ShortenResponse, error) {
-	rsp, err := c.Shorten(ctx, body, reqEditors...)
+func (c *ClientWithResponses) ShortenWithResponse(ctx context.Context, params *ShortenParams, body ShortenJSONRequestBody, reqEditors ...RequestEditorFn) (*ShortenResponse, error) {
+	rsp, err := c.Shorten(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParseShortenResponse(rsp)
+}
+
+// ShortenBatchWithBodyWithResponse Issue short URLs for up to 1,000 target URLs at once
+//
+// Each item is checked like a `POST /shorten` body (exactly `{"target_url": "…"}`,
+// the target URL rules, the deny list); an item that fails gets its own `problem`
+// and never fails the others. All tokens are checked in one Persist query and every
+// new short URL is written in one ingest call. `results` has one entry per item, in
+// input order. A request that is not `{"items": [1 to 1,000 objects]}` is refused
+// as a whole (400). If Persist fails, the whole batch is 503 and nothing is
+// reported as created.
+//
+// With an `Idempotency-Key` item *i* (from 0) uses the key `<key>#<i>`: retrying
+// the batch answers the same tokens (`replayed: true`) and writes nothing new.
+// The body may be up to 4 MiB (1,000 target URLs of 2,048 characters fit).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /shorten/batch (the `ShortenBatch` operationId).
+func (c *ClientWithResponses) ShortenBatchWithBodyWithResponse(ctx context.Context, params *ShortenBatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ShortenBatchResponse, error) {
+	rsp, err := c.ShortenBatchWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseShortenBatchResponse(rsp)
+}
+
+// ShortenBatchWithResponse Issue short URLs for up to 1,000 target URLs at once
+//
+// Each item is checked like a `POST /shorten` body (exactly `{"target_url": "…"}`,
+// the target URL rules, the deny list); an item that fails gets its own `problem`
+// and never fails the others. All tokens are checked in one Persist query and every
+// new short URL is written in one ingest call. `results` has one entry per item, in
+// input order. A request that is not `{"items": [1 to 1,000 objects]}` is refused
+// as a whole (400). If Persist fails, the whole batch is 503 and nothing is
+// reported as created.
+//
+// With an `Idempotency-Key` item *i* (from 0) uses the key `<key>#<i>`: retrying
+// the batch answers the same tokens (`replayed: true`) and writes nothing new.
+// The body may be up to 4 MiB (1,000 target URLs of 2,048 characters fit).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /shorten/batch (the `ShortenBatch` operationId).
+func (c *ClientWithResponses) ShortenBatchWithResponse(ctx context.Context, params *ShortenBatchParams, body ShortenBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*ShortenBatchResponse, error) {
+	rsp, err := c.ShortenBatch(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseShortenBatchResponse(rsp)
 }
 
 // ParseGetDocsResponse parses an HTTP response from a GetDocsWithResponse call
@@ -1433,6 +1817,13 @@ func ParseShortenResponse(rsp *http.Response) (*ShortenResponse, error) {
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ShortURL
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
 		var dest ShortURL
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -1469,11 +1860,85 @@ func ParseShortenResponse(rsp *http.Response) (*ShortenResponse, error) {
 		response.ApplicationProblemJSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest TargetBlocked
+		var dest IssuanceRefused
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationProblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ShortenResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseShortenBatchResponse parses an HTTP response from a ShortenBatchWithResponse call
+func ParseShortenBatchResponse(rsp *http.Response) (*ShortenBatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ShortenBatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BatchResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable

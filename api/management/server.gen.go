@@ -36,7 +36,10 @@ type ServerInterface interface {
 	GetOpenAPI(w http.ResponseWriter, r *http.Request)
 	// Shorten Issue a short URL for a target URL
 	// (POST /shorten)
-	Shorten(w http.ResponseWriter, r *http.Request)
+	Shorten(w http.ResponseWriter, r *http.Request, params ShortenParams)
+	// ShortenBatch Issue short URLs for up to 1,000 target URLs at once
+	// (POST /shorten/batch)
+	ShortenBatch(w http.ResponseWriter, r *http.Request, params ShortenBatchParams)
 }
 
 // ServerInterfaceWrapper converts contexts to parameters.
@@ -174,8 +177,76 @@ func (siw *ServerInterfaceWrapper) GetOpenAPI(w http.ResponseWriter, r *http.Req
 // Shorten operation middleware
 func (siw *ServerInterfaceWrapper) Shorten(w http.ResponseWriter, r *http.Request) {
 
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ShortenParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.Shorten(w, r)
+		siw.Handler.Shorten(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ShortenBatch operation middleware
+func (siw *ServerInterfaceWrapper) ShortenBatch(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ShortenBatchParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ShortenBatch(w, r, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -306,6 +377,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	}
 
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/shorten", wrapper.Shorten)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/shorten/batch", wrapper.ShortenBatch)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/links/{token}", wrapper.GetLink)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/links/{token}/stats", wrapper.GetLinkStats)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/healthz", wrapper.GetHealth)
@@ -321,6 +393,8 @@ type BadWindowApplicationProblemPlusJSONResponse Problem
 
 type ForbiddenApplicationProblemPlusJSONResponse Problem
 
+type IssuanceRefusedApplicationProblemPlusJSONResponse Problem
+
 type MethodNotAllowedResponseHeaders struct {
 	Allow *string
 }
@@ -331,8 +405,6 @@ type MethodNotAllowedApplicationProblemPlusJSONResponse struct {
 }
 
 type NotFoundApplicationProblemPlusJSONResponse Problem
-
-type TargetBlockedApplicationProblemPlusJSONResponse Problem
 
 type TooLargeApplicationProblemPlusJSONResponse Problem
 
@@ -636,11 +708,34 @@ func (response GetOpenAPI405ApplicationProblemPlusJSONResponse) VisitGetOpenAPIR
 }
 
 type ShortenRequestObject struct {
-	Body *ShortenJSONRequestBody
+	Params ShortenParams
+	Body   *ShortenJSONRequestBody
 }
 
 type ShortenResponseObject interface {
 	VisitShortenResponse(w http.ResponseWriter) error
+}
+
+type Shorten200ResponseHeaders struct {
+	IdempotentReplayed string
+}
+
+type Shorten200JSONResponse struct {
+	Body    ShortURL
+	Headers Shorten200ResponseHeaders
+}
+
+func (response Shorten200JSONResponse) VisitShortenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Idempotent-Replayed", fmt.Sprint(response.Headers.IdempotentReplayed))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
 }
 
 type Shorten201JSONResponse ShortURL
@@ -722,7 +817,7 @@ func (response Shorten415ApplicationProblemPlusJSONResponse) VisitShortenRespons
 }
 
 type Shorten422ApplicationProblemPlusJSONResponse struct {
-	TargetBlockedApplicationProblemPlusJSONResponse
+	IssuanceRefusedApplicationProblemPlusJSONResponse
 }
 
 func (response Shorten422ApplicationProblemPlusJSONResponse) VisitShortenResponse(w http.ResponseWriter) error {
@@ -742,6 +837,109 @@ type Shorten503ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response Shorten503ApplicationProblemPlusJSONResponse) VisitShortenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ShortenBatchRequestObject struct {
+	Params ShortenBatchParams
+	Body   *ShortenBatchJSONRequestBody
+}
+
+type ShortenBatchResponseObject interface {
+	VisitShortenBatchResponse(w http.ResponseWriter) error
+}
+
+type ShortenBatch200JSONResponse BatchResponse
+
+func (response ShortenBatch200JSONResponse) VisitShortenBatchResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ShortenBatch400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ShortenBatch400ApplicationProblemPlusJSONResponse) VisitShortenBatchResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ShortenBatch403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ShortenBatch403ApplicationProblemPlusJSONResponse) VisitShortenBatchResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ShortenBatch413ApplicationProblemPlusJSONResponse struct {
+	TooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ShortenBatch413ApplicationProblemPlusJSONResponse) VisitShortenBatchResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ShortenBatch415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response ShortenBatch415ApplicationProblemPlusJSONResponse) VisitShortenBatchResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ShortenBatch503ApplicationProblemPlusJSONResponse struct {
+	UnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ShortenBatch503ApplicationProblemPlusJSONResponse) VisitShortenBatchResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -773,6 +971,9 @@ type StrictServerInterface interface {
 	// Shorten Issue a short URL for a target URL
 	// (POST /shorten)
 	Shorten(ctx context.Context, request ShortenRequestObject) (ShortenResponseObject, error)
+	// ShortenBatch Issue short URLs for up to 1,000 target URLs at once
+	// (POST /shorten/batch)
+	ShortenBatch(ctx context.Context, request ShortenBatchRequestObject) (ShortenBatchResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error)
@@ -940,8 +1141,10 @@ func (sh *strictHandler) GetOpenAPI(w http.ResponseWriter, r *http.Request) {
 }
 
 // Shorten operation middleware
-func (sh *strictHandler) Shorten(w http.ResponseWriter, r *http.Request) {
+func (sh *strictHandler) Shorten(w http.ResponseWriter, r *http.Request, params ShortenParams) {
 	var request ShortenRequestObject
+
+	request.Params = params
 
 	var body ShortenJSONRequestBody
 	if err := runtime.BindJSONBody(r, &body); err != nil {
@@ -963,6 +1166,39 @@ func (sh *strictHandler) Shorten(w http.ResponseWriter, r *http.Request) {
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ShortenResponseObject); ok {
 		if err := validResponse.VisitShortenResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ShortenBatch operation middleware
+func (sh *strictHandler) ShortenBatch(w http.ResponseWriter, r *http.Request, params ShortenBatchParams) {
+	var request ShortenBatchRequestObject
+
+	request.Params = params
+
+	var body ShortenBatchJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ShortenBatch(ctx, request.(ShortenBatchRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ShortenBatch")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ShortenBatchResponseObject); ok {
+		if err := validResponse.VisitShortenBatchResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

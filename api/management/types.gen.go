@@ -4,6 +4,8 @@
 package management
 
 import (
+	"encoding/json"
+	"fmt"
 	"time"
 
 	openapi_types "github.com/oapi-codegen/runtime/types"
@@ -25,6 +27,43 @@ func (e HealthStatus) Valid() bool {
 	default:
 		return false
 	}
+}
+
+// BatchItem One target, exactly `{"target_url": "…"}` under the rules of
+// `ShortURLRequest.target_url`. An item with another member, without
+// `target_url`, or breaking a rule fails alone, with its own problem.
+type BatchItem struct {
+	// TargetURL Example: https://example.com/landing?message_id=msg_123
+	TargetURL            *string                `json:"target_url,omitempty"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// BatchRequest Up to 1,000 target URLs. No other member is accepted.
+type BatchRequest struct {
+	Items []BatchItem `json:"items"`
+}
+
+// BatchResponse defines model for BatchResponse.
+type BatchResponse struct {
+	// Results One result per item, in input order.
+	Results []BatchResult `json:"results"`
+}
+
+// BatchResult Either `token` and `short_url` (issued, or with `replayed: true` found under
+// the item's idempotency key) or `problem` (this item only; nothing was written
+// for it).
+type BatchResult struct {
+	// Problem RFC 9457 problem details.
+	Problem *Problem `json:"problem,omitempty"`
+
+	// Replayed True when the item's idempotency key already named this short URL.
+	Replayed *bool `json:"replayed,omitempty"`
+
+	// ShortURL Example: https://short.example.com/7BTadEDkJ8
+	ShortURL *string `json:"short_url,omitempty"`
+
+	// Token Example: 7BTadEDkJ8
+	Token *string `json:"token,omitempty"`
 }
 
 // DayClicks defines model for DayClicks.
@@ -134,6 +173,9 @@ type ShortURLRequest struct {
 // From Example: 2026-11-01
 type From = string
 
+// IdempotencyKey defines model for IdempotencyKey.
+type IdempotencyKey = string
+
 // To Example: 2026-11-30
 type To = string
 
@@ -149,14 +191,14 @@ type BadWindow = Problem
 // Forbidden RFC 9457 problem details.
 type Forbidden = Problem
 
+// IssuanceRefused RFC 9457 problem details.
+type IssuanceRefused = Problem
+
 // MethodNotAllowed RFC 9457 problem details.
 type MethodNotAllowed = Problem
 
 // NotFound RFC 9457 problem details.
 type NotFound = Problem
-
-// TargetBlocked RFC 9457 problem details.
-type TargetBlocked = Problem
 
 // TooLarge RFC 9457 problem details.
 type TooLarge = Problem
@@ -178,5 +220,96 @@ type GetLinkStatsParams struct {
 	To *To `form:"to,omitempty" json:"to,omitempty"`
 }
 
+// ShortenParams defines parameters for Shorten.
+type ShortenParams struct {
+	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`). The token becomes
+	// HMAC-SHA256(the service's idempotency secret, caller ‖ 0x00 ‖ key) mapped to
+	// base62 (README, "Idempotent issuance"); the caller is the SigV4 access key id
+	// locally and the IAM principal ARN on AWS. Anything else is 400
+	// `idempotency-key-invalid`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ShortenBatchParams defines parameters for ShortenBatch.
+type ShortenBatchParams struct {
+	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`). The token becomes
+	// HMAC-SHA256(the service's idempotency secret, caller ‖ 0x00 ‖ key) mapped to
+	// base62 (README, "Idempotent issuance"); the caller is the SigV4 access key id
+	// locally and the IAM principal ARN on AWS. Anything else is 400
+	// `idempotency-key-invalid`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ShortenJSONRequestBody defines body for Shorten for application/json ContentType.
 type ShortenJSONRequestBody = ShortURLRequest
+
+// ShortenBatchJSONRequestBody defines body for ShortenBatch for application/json ContentType.
+type ShortenBatchJSONRequestBody = BatchRequest
+
+// Getter for additional properties for BatchItem. Returns the specified
+// element and whether it was found
+func (a BatchItem) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for BatchItem
+func (a *BatchItem) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for BatchItem to handle AdditionalProperties
+func (a *BatchItem) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["target_url"]; found {
+		err = json.Unmarshal(raw, &a.TargetURL)
+		if err != nil {
+			return fmt.Errorf("error reading 'target_url': %w", err)
+		}
+		delete(object, "target_url")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for BatchItem to handle AdditionalProperties
+func (a BatchItem) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.TargetURL != nil {
+		object["target_url"], err = json.Marshal(a.TargetURL)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'target_url': %w", err)
+		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}

@@ -108,15 +108,23 @@ variables (README.md). Ctrl-C drains everything and exits 0.
 example:
   LINOONE_DATA_DIR=/tmp/linoone LINOONE_RESOLVER_ADDR=127.0.0.1:9080 linoone serve
 `,
-	"shorten": `usage: linoone shorten [--json] [--management-url URL] TARGET_URL
+	"shorten": `usage: linoone shorten [--json] [--management-url URL] [--idempotency-key KEY] TARGET_URL
+       linoone shorten --file FILE [--json] [--concurrency N] [--management-url URL]
 
 Issues a short URL through the management API, signed with LINOONE_ACCESS_KEY_ID and
 LINOONE_SECRET_ACCESS_KEY or the pair serve wrote to the data directory, and prints
-it; with --json it prints {"short_url","token"}.
+it; with --json it prints {"short_url","token"}. With --idempotency-key a retry
+returns the same short URL instead of a new one.
+
+With --file it imports FILE (one URL per line, or a CSV with a target_url column;
+- for stdin) in batches of 1,000: target_url,short_url CSV (or JSON lines) on
+stdout in input order, progress and failed lines on stderr, exit 1 if any failed.
+Keys derived from the file's content make a re-run mint nothing twice.
 
 example:
   url=$(linoone shorten 'https://example.com/landing?message_id=msg_123')
-  linoone shorten https://example.com/ --json
+  linoone shorten https://example.com/ --json --idempotency-key order-4711
+  linoone shorten --file links.csv > short-links.csv
 `,
 	"dlq": `usage: linoone dlq [--json]
 

@@ -99,7 +99,7 @@ func shortenN(t *testing.T, in *instance, n int) []string {
 	c := in.client()
 	tokens := make([]string, n)
 	for i := range tokens {
-		res, err := c.ShortenWithResponse(context.Background(), management.ShortenJSONRequestBody{
+		res, err := c.ShortenWithResponse(context.Background(), nil, management.ShortenJSONRequestBody{
 			TargetURL: fmt.Sprintf("https://www.example.com/articles/%d/crash?id=%d", i, i)})
 		if err != nil || res.JSON201 == nil {
 			t.Fatalf("shorten %d: %v", i, err)

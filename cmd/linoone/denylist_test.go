@@ -19,7 +19,7 @@ func TestDenyListBlockUnblock(t *testing.T) {
 	in.start()
 	c := in.client()
 	const target = "https://login.evil.example/x?victim=someone"
-	res, err := c.ShortenWithResponse(ctx, management.ShortenJSONRequestBody{TargetURL: target})
+	res, err := c.ShortenWithResponse(ctx, nil, management.ShortenJSONRequestBody{TargetURL: target})
 	if err != nil || res.JSON201 == nil {
 		t.Fatalf("shorten: %v %d %s", err, res.StatusCode(), res.Body)
 	}
@@ -40,7 +40,7 @@ func TestDenyListBlockUnblock(t *testing.T) {
 			t.Fatalf("GET after blocking: %d", r.StatusCode)
 		}
 	}
-	res, err = c.ShortenWithResponse(ctx, management.ShortenJSONRequestBody{TargetURL: "https://LOGIN.evil.example./y"})
+	res, err = c.ShortenWithResponse(ctx, nil, management.ShortenJSONRequestBody{TargetURL: "https://LOGIN.evil.example./y"})
 	if err != nil || res.StatusCode() != http.StatusUnprocessableEntity || !strings.Contains(string(res.Body), "target-url-blocked") {
 		t.Fatalf("shorten a blocked target: %v %d %s", err, res.StatusCode(), res.Body)
 	}

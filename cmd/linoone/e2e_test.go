@@ -235,7 +235,7 @@ func TestEndToEnd(t *testing.T) {
 	c := in.client()
 
 	// Through the generated client.
-	res, err := c.ShortenWithResponse(ctx, management.ShortenJSONRequestBody{TargetURL: "https://example.com/landing?message_id=msg_123"})
+	res, err := c.ShortenWithResponse(ctx, nil, management.ShortenJSONRequestBody{TargetURL: "https://example.com/landing?message_id=msg_123"})
 	if err != nil || res.JSON201 == nil {
 		t.Fatalf("shorten: %v %d %s", err, res.StatusCode(), res.Body)
 	}
@@ -377,7 +377,7 @@ func TestConcurrentIssuance(t *testing.T) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			res, err := c.ShortenWithResponse(context.Background(), management.ShortenJSONRequestBody{TargetURL: fmt.Sprintf("https://example.com/item/%d", i)})
+			res, err := c.ShortenWithResponse(context.Background(), nil, management.ShortenJSONRequestBody{TargetURL: fmt.Sprintf("https://example.com/item/%d", i)})
 			if err != nil || res.JSON201 == nil {
 				errs <- fmt.Errorf("%d: %v %s", i, err, res.Body)
 				return
@@ -408,7 +408,7 @@ func TestConcurrentIssuance(t *testing.T) {
 func TestBusFaultDrill(t *testing.T) {
 	in := newInstance(t)
 	in.start("LINOONE_BUS_FAULT=always")
-	res, err := in.client().ShortenWithResponse(context.Background(), management.ShortenJSONRequestBody{TargetURL: "https://example.com/drill"})
+	res, err := in.client().ShortenWithResponse(context.Background(), nil, management.ShortenJSONRequestBody{TargetURL: "https://example.com/drill"})
 	if err != nil || res.JSON201 == nil {
 		t.Fatalf("shorten: %v", err)
 	}

@@ -22,7 +22,7 @@ func TestInspectAndStatsEndToEnd(t *testing.T) {
 	ctx := context.Background()
 	c := in.client()
 	const target = "https://example.com/inspect?x=1"
-	sres, err := c.ShortenWithResponse(ctx, management.ShortenJSONRequestBody{TargetURL: target})
+	sres, err := c.ShortenWithResponse(ctx, nil, management.ShortenJSONRequestBody{TargetURL: target})
 	if err != nil || sres.JSON201 == nil {
 		t.Fatalf("shorten: %v %s", err, sres.Body)
 	}

@@ -82,7 +82,7 @@ func TestLocalPersistRequiresSignature(t *testing.T) {
 
 	// serve's own client signs: issue, resolve, and — LINOONE_CONSUMER=external —
 	// `linoone consume --drain` delivers the click with the same pair.
-	res, err := in.client().ShortenWithResponse(context.Background(), management.ShortenJSONRequestBody{TargetURL: "https://example.com/signed"})
+	res, err := in.client().ShortenWithResponse(context.Background(), nil, management.ShortenJSONRequestBody{TargetURL: "https://example.com/signed"})
 	if err != nil || res.JSON201 == nil {
 		t.Fatalf("shorten: %v %d %s", err, res.StatusCode(), res.Body)
 	}

@@ -158,16 +158,21 @@ func persistCredentials(dataDir string, fromEnv sigv4.Credentials, create bool, 
 func newManagement(cfg config.Serve, store shorturl.Store, pc *persist.Client, creds sigv4.Credentials, screen shorturl.Screening, log *slog.Logger) (http.Handler, error) {
 	// Targets on this service's own addresses are refused like the resolver base
 	// URL's host: on loopback that covers every spelling of this machine.
-	issuer, err := shorturl.NewIssuer(shorturl.IssuerConfig{Store: store, ResolverBaseURL: cfg.ResolverBaseURL, Rand: rand.Reader,
-		SelfHosts: []string{cfg.ResolverAddr, cfg.ManagementAddr}, ReservedHosts: cfg.ReservedHosts, Screening: screen})
+	secret, secretPath, created, err := idempotencySecret(cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
-	verifier, err := sigv4.New(creds, cfg.Region, "execute-api")
+	log.Info("idempotency secret", "file", secretPath, "created", created) // where, never the secret
+	issuer, err := shorturl.NewIssuer(shorturl.IssuerConfig{Store: store, Batch: pc, ResolverBaseURL: cfg.ResolverBaseURL, Rand: rand.Reader,
+		SelfHosts: []string{cfg.ResolverAddr, cfg.ManagementAddr}, ReservedHosts: cfg.ReservedHosts, Screening: screen, IdempotencySecret: secret})
 	if err != nil {
 		return nil, err
 	}
-	return mgmtapi.NewManagement(mgmtapi.ManagementDeps{Issuer: issuer, Clicker: pc, Authenticator: verifier, Logger: log})
+	verifier, err := sigv4.New(creds, cfg.Region, "execute-api", sigv4.WithMaxBodyBytes(mgmtapi.MaxBatchBodyBytes))
+	if err != nil {
+		return nil, err
+	}
+	return mgmtapi.NewManagement(mgmtapi.ManagementDeps{Issuer: issuer, Clicker: pc, Authenticator: verifier, Logger: log, Caller: sigv4.Caller})
 }
 
 // openPersist starts local Persist when no LINOONE_PERSIST_URL names another, and

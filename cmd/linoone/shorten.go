@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/linoone/linoone/api/management"
 	"github.com/linoone/linoone/internal/config"
@@ -17,12 +16,17 @@ import (
 )
 
 // shorten is the producer CLI: it signs POST /shorten with SigV4 through the
-// generated client and prints the short URL.
+// generated client and prints the short URL; with --file it imports a whole file
+// through POST /shorten/batch (bulk.go).
 func shorten(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlags("shorten")
 	endpoint := fs.String("management-url", "", "management API base URL (default $LINOONE_MANAGEMENT_URL or http://$LINOONE_MANAGEMENT_ADDR)")
-	asJSON := fs.Bool("json", false, `print the answer as JSON: {"short_url","token"}`)
-	pos, err := parse(fs, args, 1, 1)
+	asJSON := fs.Bool("json", false, `print the answer as JSON: {"short_url","token"} (with --file: one JSON object per line)`)
+	bulk := bulkFlags(fs)
+	pos, err := parse(fs, args, 0, 1)
+	if err == nil {
+		err = bulk.check(fs, pos)
+	}
 	if err != nil {
 		return err
 	}
@@ -37,12 +41,15 @@ func shorten(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
-	hc := &http.Client{Timeout: 15 * time.Second, Transport: creds.Transport(nil, cfg.Region, "execute-api")}
+	hc := &http.Client{Timeout: bulk.timeout(), Transport: creds.Transport(nil, cfg.Region, "execute-api")}
 	client, err := management.NewClientWithResponses(strings.TrimRight(*endpoint, "/"), management.WithHTTPClient(hc))
 	if err != nil {
 		return fmt.Errorf("management client: %w", err)
 	}
-	res, err := client.ShortenWithResponse(ctx, management.ShortenJSONRequestBody{TargetURL: pos[0]})
+	if *bulk.file != "" {
+		return bulk.run(ctx, client, *endpoint, *asJSON, os.Stdin, stdout, stderr)
+	}
+	res, err := client.ShortenWithResponse(ctx, bulk.params(), management.ShortenJSONRequestBody{TargetURL: pos[0]})
 	if err != nil {
 		return fmt.Errorf("POST %s/shorten: %w", *endpoint, err)
 	}
@@ -53,6 +60,13 @@ func shorten(ctx context.Context, args []string, getenv func(string) string, std
 			return err
 		}
 		_, err = fmt.Fprintln(stdout, res.JSON201.ShortURL)
+		return err
+	case res.JSON200 != nil: // an Idempotency-Key replay
+		if *asJSON {
+			_, err = stdout.Write(res.Body)
+			return err
+		}
+		_, err = fmt.Fprintln(stdout, res.JSON200.ShortURL)
 		return err
 	default:
 		return problemError(res.StatusCode(), res.Body)

@@ -57,13 +57,17 @@ type IssueFunction struct {
 	DenyListParam   string   // LINOONE_DENYLIST_PARAM: the SSM parameter holding the deny list ("": none)
 	// LINOONE_METRICS_NAMESPACE, default Linoone: the EMF namespace of TargetsBlocked
 	MetricsNamespace string
+	// LINOONE_IDEMPOTENCY_SECRET_PARAM: the SecureString parameter keying derived
+	// tokens ("": Idempotency-Key requests answer 503)
+	IdempotencySecretParam string
 }
 
 // LoadIssueFunction reads the configuration of the Issue function.
 func LoadIssueFunction(getenv func(string) string) (IssueFunction, error) {
 	r := newReader(getenv)
 	c := IssueFunction{Function: r.function(), Persist: r.persist(), ReservedHosts: r.reservedHosts(),
-		DenyListParam: r.ssmParam("LINOONE_DENYLIST_PARAM"), MetricsNamespace: r.metricsNamespace()}
+		DenyListParam: r.ssmParam("LINOONE_DENYLIST_PARAM"), MetricsNamespace: r.metricsNamespace(),
+		IdempotencySecretParam: r.ssmParam("LINOONE_IDEMPOTENCY_SECRET_PARAM")}
 	c.ResolverBaseURL = SSMValue{
 		Value: r.resolverBaseURL(r.resolverAddr()),
 		Param: r.ssmParam("LINOONE_RESOLVER_BASE_URL_PARAM"),

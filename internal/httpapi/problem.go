@@ -106,11 +106,24 @@ func problemFor(err error) Problem {
 	var rule *shorturl.RuleError
 	var blocked *shorturl.BlockedError
 	var window *shorturl.WindowError
+	var unknown *UnknownFieldError
 	switch {
 	case errors.As(err, &rule):
 		return NewProblem(http.StatusBadRequest, string(rule.Rule), rule.Detail)
 	case errors.As(err, &window):
 		return NewProblem(http.StatusBadRequest, string(window.Rule), window.Detail)
+	case errors.As(err, &unknown):
+		return NewProblem(http.StatusBadRequest, CodeUnknownField, unknown.Error())
+	case errors.Is(err, shorturl.ErrIdempotencyKeyInvalid):
+		return NewProblem(http.StatusBadRequest, CodeIdempotencyKeyInvalid, "Idempotency-Key must be 1 to 255 printable ASCII characters (space to ~)")
+	case errors.Is(err, shorturl.ErrIdempotencyKeyReused): // before ErrNotFound: it may wrap ErrInvalidStored
+		return NewProblem(http.StatusUnprocessableEntity, CodeIdempotencyKeyReused,
+			"this Idempotency-Key already names a short URL with another target_url; nothing was written")
+	case errors.Is(err, shorturl.ErrIdempotencyUnavailable):
+		return NewProblem(http.StatusServiceUnavailable, CodeIdempotencyUnavailable,
+			"idempotent issuance is not configured on this deployment; nothing was written; retry without Idempotency-Key or ask the operator")
+	case errors.Is(err, shorturl.ErrBatchSize):
+		return NewProblem(http.StatusBadRequest, CodeInvalidRequest, err.Error())
 	case errors.As(err, &blocked) && errors.Is(err, shorturl.ErrTargetBlocked):
 		return NewProblem(http.StatusUnprocessableEntity, CodeTargetBlocked,
 			"target_url matches a "+blocked.Kind+" rule of the operator's deny list; nothing was written")

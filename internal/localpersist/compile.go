@@ -29,6 +29,7 @@ type step struct {
 	key    string       // has, values
 	value  any          // has: string, int64 or bool
 	pred   *predicate   // has(key, predicate): compare instead of equal
+	within []any        // has(key, within(…)): the values any of which matches; non-nil for within
 	n      int64        // limit
 	proj   []projection // project
 	group  [2]string    // group().by(key).by(value key)
@@ -99,10 +100,17 @@ func (c *compiler) steps(calls []*call) ([]step, error) {
 			if st.key, err = c.stringArg(cl, cl.args[0]); err != nil {
 				return nil, err
 			}
-			if a := cl.args[1]; a.kind == argTraversal && a.trav.bare {
+			a := cl.args[1]
+			switch {
+			case isWithin(a):
+				st.within, err = c.withinValues(a.trav.calls[0])
+			case a.kind == argTraversal && a.trav.bare:
 				st.pred, err = c.predicate(cl, a)
-			} else {
+			default:
 				st.value, err = c.value(cl, a)
+				if _, isList := st.value.([]any); isList && err == nil {
+					return nil, c.errorf(a.pos, "has() compares with one value: use within(%s) for a list", a.str)
+				}
 			}
 		case "limit":
 			st.kind = stepLimit
@@ -215,6 +223,32 @@ func (c *compiler) project(cl *call, rest []*call) ([]projection, int, error) {
 	return proj, nby, nil
 }
 
+// isWithin reports whether a is the P predicate within(…), written bare as Gremlin
+// Server's static imports allow: the one predicate the subset knows.
+func isWithin(a *arg) bool {
+	return a.kind == argTraversal && a.trav.bare && len(a.trav.calls) == 1 && a.trav.calls[0].name == "within"
+}
+
+// withinValues compiles the arguments of has(key, within(v, …)): literals or bindings;
+// a binding holding a list (a JSON array in the request's bindings) contributes each
+// of its elements, as TinkerPop's P.within(Collection) does. It returns the values,
+// never nil.
+func (c *compiler) withinValues(cl *call) ([]any, error) {
+	values := []any{}
+	for _, x := range cl.args {
+		v, err := c.value(cl, x)
+		if err != nil {
+			return nil, err
+		}
+		if list, ok := v.([]any); ok {
+			values = append(values, list...)
+			continue
+		}
+		values = append(values, v)
+	}
+	return values, nil
+}
+
 func (c *compiler) anonymous(t *traversal) ([]step, error) {
 	return c.steps(t.calls)
 }
@@ -271,6 +305,8 @@ func describeValue(v any) string {
 		return fmt.Sprintf("integer %d", v)
 	case bool:
 		return fmt.Sprintf("boolean %t", v)
+	case []any:
+		return fmt.Sprintf("a list of %d values", len(v))
 	}
 	return typeName(v)
 }

@@ -98,6 +98,8 @@ filters:
 			labelSets = append(labelSets, st.labels)
 		case st.kind == stepHas && st.pred != nil:
 			break filters // compared in Go, by apply
+		case st.kind == stepHas && st.key == serverProperty && st.within != nil:
+			break filters // within(…) on created_at: apply filters it
 		case st.kind == stepHas && st.key == serverProperty:
 			createdAt = append(createdAt, st)
 		case st.kind == stepHas:
@@ -124,11 +126,20 @@ filters:
 	if len(props) > 0 {
 		idCol, labelCol = "p.vertex_id", "p.label"
 		q.WriteString("SELECT p.vertex_id, p.label FROM vertex_properties p")
-		conds = append(conds, "p.key = ? AND p.kind = ? AND p.value = ?")
-		args = appendHasArgs(args, props[0])
-		for _, st := range props[1:] {
-			conds = append(conds, "EXISTS (SELECT 1 FROM vertex_properties q WHERE q.vertex_id = p.vertex_id AND q.key = ? AND q.kind = ? AND q.value = ?)")
-			args = appendHasArgs(args, st)
+		for j, st := range props {
+			alias := "p"
+			if j > 0 {
+				alias = "q"
+			}
+			cond, condArgs, matchable := hasCondition(alias, st)
+			if !matchable {
+				return "", nil, rest, false
+			}
+			if j > 0 {
+				cond = "EXISTS (SELECT 1 FROM vertex_properties q WHERE q.vertex_id = p.vertex_id AND " + cond + ")"
+			}
+			conds = append(conds, cond)
+			args = append(args, condArgs...)
 		}
 		for _, st := range createdAt {
 			conds = append(conds, "EXISTS (SELECT 1 FROM vertices v WHERE v.id = p.vertex_id AND v.created_at = ?)")
@@ -156,14 +167,45 @@ filters:
 	return q.String(), args, rest, true
 }
 
-func appendHasArgs(args []any, st step) []any {
-	kind, value, err := encodeValue(st.value)
-	if err != nil {
-		// compile only produces strings, int64s and bools; keep the query
-		// well-formed and matching nothing should that ever change.
-		return append(args, st.key, "", "")
+// hasCondition is the SQL condition on the vertex_properties row alias a for a has()
+// step: an equality on (key, kind, value), or for within(…) an IN list per value kind,
+// so the (key, kind, value) index drives either. matchable is false when nothing can
+// match (an empty within()).
+func hasCondition(a string, st step) (cond string, args []any, matchable bool) {
+	values := st.within
+	if values == nil {
+		values = []any{st.value}
 	}
-	return append(args, st.key, kind, value)
+	byKind := map[string][]any{}
+	var kinds []string
+	for _, v := range values {
+		kind, enc, err := encodeValue(v)
+		if err != nil {
+			continue // compile only produces strings, int64s and bools
+		}
+		if _, seen := byKind[kind]; !seen {
+			kinds = append(kinds, kind)
+		}
+		byKind[kind] = append(byKind[kind], enc)
+	}
+	if len(kinds) == 0 {
+		return "", nil, false
+	}
+	args = append(args, st.key)
+	alts := make([]string, len(kinds))
+	for i, kind := range kinds {
+		vs := byKind[kind]
+		if len(vs) == 1 {
+			alts[i] = a + ".kind = ? AND " + a + ".value = ?"
+		} else {
+			alts[i] = a + ".kind = ? AND " + a + ".value IN (" + placeholders(len(vs)) + ")"
+		}
+		args = append(append(args, kind), vs...)
+	}
+	if len(alts) == 1 {
+		return a + ".key = ? AND " + alts[0], args, true
+	}
+	return a + ".key = ? AND ((" + strings.Join(alts, ") OR (") + "))", args, true
 }
 
 func placeholders(n int) string {
@@ -198,6 +240,9 @@ func (s *Store) apply(ctx context.Context, src string, steps []step, in []any) (
 				v, ok := props[st.key]
 				if st.pred != nil {
 					return ok && st.pred.test(v), nil
+				}
+				if st.within != nil {
+					return ok && slices.Contains(st.within, v), nil
 				}
 				return ok && v == st.value, nil
 			})

@@ -131,8 +131,8 @@ func (c *scriptCache) parse(src string) (*traversal, error) {
 }
 
 // decodeGremlinRequest reads {"gremlin": "…", "bindings": {…}} strictly. Binding values
-// are plain JSON strings, integers and booleans, as Gremlin Server's HTTP endpoint
-// receives them.
+// are plain JSON strings, integers and booleans, or arrays of them (a List on Gremlin
+// Server, for within(…)), as Gremlin Server's HTTP endpoint receives them.
 func decodeGremlinRequest(body []byte) (string, map[string]any, error) {
 	var req struct {
 		Gremlin  *string                    `json:"gremlin"`
@@ -179,6 +179,21 @@ func decodeBinding(raw json.RawMessage) (any, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, err
 	}
+	if list, ok := v.([]any); ok {
+		out := make([]any, len(list))
+		for i, x := range list {
+			s, err := scalarBinding(x)
+			if err != nil {
+				return nil, fmt.Errorf("element %d: %w", i, err)
+			}
+			out[i] = s
+		}
+		return out, nil
+	}
+	return scalarBinding(v)
+}
+
+func scalarBinding(v any) (any, error) {
 	switch v := v.(type) {
 	case string, bool:
 		return v, nil
@@ -189,7 +204,7 @@ func decodeBinding(raw json.RawMessage) (any, error) {
 		}
 		return n, nil
 	}
-	return nil, fmt.Errorf("%s is not supported: only strings, integers and booleans", typeOfJSON(v))
+	return nil, fmt.Errorf("%s is not supported: only strings, integers, booleans and arrays of them", typeOfJSON(v))
 }
 
 func typeOfJSON(v any) string {

@@ -27,7 +27,7 @@ const maxNesting = 32
 type traversal struct {
 	pos   int
 	anon  bool
-	bare  bool // anonymous and written without "__." (gte(x), a predicate, or a step)
+	bare  bool // anonymous and written without "__.": a P predicate (gte(x), within(…)) or a step
 	calls []*call
 }
 

@@ -142,7 +142,7 @@ var rejectedScripts = []struct {
 	{"has three arguments", "g.V().has('short_url', 'k', 'v')", "has() takes 2 arguments (key, value), got 3"},
 	{"has integer key", "g.V().has(1, 'v')", "has() expects a string here, got integer 1"},
 	{"has predicate", "g.V().has('k', P.eq('x'))", "P.… is not supported"},
-	{"has unsupported predicate", "g.V().has('k', within('x'))", "has() takes a value or one of the predicates eq, neq, gt, gte, lt, lte here, found within('x')"},
+	{"has unsupported predicate", "g.V().has('k', between('a', 'b'))", "has() takes a value or one of the predicates eq, neq, gt, gte, lt, lte, within here, found between('a','b')"},
 	{"has predicate of a traversal", "g.V().has('k', __.gte('x'))", "has() expects a string, integer or boolean here, found an anonymous traversal"},
 	{"has predicate, two arguments", "g.V().has('k', gte('x', 'y'))", "gte() takes 1 argument, got 2"},
 	{"has predicate, unbound", "g.V().has('k', lt(until))", "unbound variable until"},

@@ -17,7 +17,7 @@ var compareOps = map[string]bool{"eq": true, "neq": true, "gt": true, "gte": tru
 func (c *compiler) predicate(cl *call, a *arg) (*predicate, error) {
 	t := a.trav
 	if len(t.calls) != 1 || !compareOps[t.calls[0].name] {
-		return nil, c.errorf(a.pos, "%s() takes a value or one of the predicates eq, neq, gt, gte, lt, lte here, found %s", cl.name, t.String())
+		return nil, c.errorf(a.pos, "%s() takes a value or one of the predicates eq, neq, gt, gte, lt, lte, within here, found %s", cl.name, t.String())
 	}
 	p := t.calls[0]
 	if len(p.args) != 1 {

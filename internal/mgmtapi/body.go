@@ -89,7 +89,7 @@ func strictJSON(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		b, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
+		b, err := io.ReadAll(io.LimitReader(r.Body, int64(bodyLimit(r))+1))
 		if err != nil {
 			httpapi.WriteProblem(w, httpapi.NewProblem(http.StatusBadRequest, httpapi.CodeInvalidRequest, "request body could not be read"))
 			return

@@ -54,6 +54,9 @@ type ManagementDeps struct {
 	Clicker       Clicker
 	Authenticator Authenticator // nil: requests were authenticated upstream
 	Logger        *slog.Logger
+	// Caller is the identity of an authenticated request (the SigV4 access key id
+	// locally, the IAM principal ARN on AWS); it derives idempotent tokens only.
+	Caller func(*http.Request) string
 }
 
 type managementServer struct {
@@ -92,12 +95,12 @@ func NewManagement(d ManagementDeps) (http.Handler, error) {
 	})
 	param, request, response := httpapi.ErrorHandlers(log, http.StatusNotFound)
 	strict := management.NewStrictHandlerWithOptions(managementServer{issuer: d.Issuer, clicker: d.Clicker, log: log, docs: sync.OnceValues(renderDocs)},
-		[]management.StrictMiddlewareFunc{withRequestHost, withNoSniff},
+		[]management.StrictMiddlewareFunc{withRequestHost, withCaller(d.Caller), withNoSniff},
 		management.StrictHTTPServerOptions{RequestErrorHandlerFunc: request, ResponseErrorHandlerFunc: response})
 	mux := http.NewServeMux()
 	mux.Handle("/", httpapi.Fallback(func(path string) string {
 		switch {
-		case path == "/shorten":
+		case path == "/shorten", path == "/shorten/batch":
 			return "POST"
 		case path == "/healthz", strings.HasPrefix(path, "/links/"):
 			return "GET, HEAD"
@@ -107,7 +110,7 @@ func NewManagement(d ManagementDeps) (http.Handler, error) {
 	// Middlewares run last-to-first: body limit, then signature, then media type, the
 	// strict JSON scan and schema validation, then the handler.
 	mws := []management.MiddlewareFunc{validate, strictJSON, requireJSON, authenticate(d.Authenticator, log), limitBody}
-	return management.HandlerWithOptions(strict, management.StdHTTPServerOptions{BaseRouter: mux, Middlewares: mws, ErrorHandlerFunc: param}), nil
+	return management.HandlerWithOptions(strict, management.StdHTTPServerOptions{BaseRouter: mux, Middlewares: mws, ErrorHandlerFunc: paramProblem(param)}), nil
 }
 
 func isHealth(r *http.Request) bool { return r.URL.Path == "/healthz" }
@@ -118,7 +121,7 @@ type requestHostKey struct{}
 // points back at this API (on AWS its own execute-api domain, which no configuration
 // names).
 func withRequestHost(f management.StrictHandlerFunc, operationID string) management.StrictHandlerFunc {
-	if operationID != "Shorten" {
+	if operationID != "Shorten" && operationID != "ShortenBatch" {
 		return f
 	}
 	return func(ctx context.Context, w http.ResponseWriter, r *http.Request, req any) (any, error) {
@@ -130,13 +133,14 @@ func withRequestHost(f management.StrictHandlerFunc, operationID string) managem
 // the validator see the same bytes and an oversized body is a clear 413.
 func limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
+		limit := bodyLimit(r)
+		b, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
 		if err != nil {
 			httpapi.WriteProblem(w, httpapi.NewProblem(http.StatusBadRequest, httpapi.CodeInvalidRequest, "request body could not be read"))
 			return
 		}
-		if len(b) > MaxBodyBytes {
-			httpapi.WriteProblem(w, httpapi.NewProblem(http.StatusRequestEntityTooLarge, httpapi.CodeTooLarge, fmt.Sprintf("request body is larger than %d bytes", MaxBodyBytes)))
+		if len(b) > limit {
+			httpapi.WriteProblem(w, httpapi.NewProblem(http.StatusRequestEntityTooLarge, httpapi.CodeTooLarge, fmt.Sprintf("request body is larger than %d bytes", limit)))
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(b))
@@ -195,6 +199,10 @@ func validationProblem(ctx context.Context, err error, w http.ResponseWriter, r 
 		return
 	}
 	if reqErr.Parameter != nil {
+		if reqErr.Parameter.Name == "Idempotency-Key" {
+			httpapi.WriteProblem(w, httpapi.ProblemOf(shorturl.ErrIdempotencyKeyInvalid))
+			return
+		}
 		if reqErr.Parameter.In == openapi3.ParameterInPath {
 			httpapi.WriteProblem(w, httpapi.NewProblem(http.StatusNotFound, httpapi.CodeNotFound, "no such resource"))
 			return
@@ -211,7 +219,11 @@ func validationProblem(ctx context.Context, err error, w http.ResponseWriter, r 
 	switch {
 	case schemaErr.SchemaField == "additionalProperties",
 		schemaErr.SchemaField == "properties" && strings.HasSuffix(schemaErr.Reason, " is unsupported"): // kin-openapi's additionalProperties: false
-		httpapi.WriteProblem(w, httpapi.NewProblem(http.StatusBadRequest, httpapi.CodeUnknownField, schemaErr.Reason+"; the body is exactly {\"target_url\": \"…\"}"))
+		exactly := `{"target_url": "…"}`
+		if r.URL.Path == "/shorten/batch" {
+			exactly = `{"items": [{"target_url": "…"}, …]}`
+		}
+		httpapi.WriteProblem(w, httpapi.NewProblem(http.StatusBadRequest, httpapi.CodeUnknownField, schemaErr.Reason+"; the body is exactly "+exactly))
 	case field == "target_url" && schemaErr.SchemaField == "maxLength":
 		httpapi.WriteProblem(w, httpapi.NewProblem(http.StatusBadRequest, string(shorturl.RuleLength), fmt.Sprintf("target_url is longer than %d characters", shorturl.MaxTargetLength)))
 	case (field == "target_url" && schemaErr.SchemaField == "minLength") || schemaErr.SchemaField == "required":
@@ -232,6 +244,9 @@ func (s managementServer) GetHealth(ctx context.Context, _ management.GetHealthR
 func (s managementServer) Shorten(ctx context.Context, req management.ShortenRequestObject) (management.ShortenResponseObject, error) {
 	if req.Body == nil {
 		return nil, &shorturl.RuleError{Rule: shorturl.RuleRequired, Detail: "target_url is required"}
+	}
+	if id := idempotent(ctx, req.Params.IdempotencyKey); id != nil {
+		return s.shortenIdempotent(ctx, req.Body.TargetURL, id)
 	}
 	host, _ := ctx.Value(requestHostKey{}).(string)
 	u, err := s.issuer.ShortenFor(ctx, req.Body.TargetURL, host)

@@ -211,6 +211,11 @@ func (c *Client) gremlin(ctx context.Context, op string, body []byte) (any, erro
 	if err != nil {
 		return nil, err
 	}
+	return decodeGremlin(op, resp)
+}
+
+// decodeGremlin reads a Gremlin Server answer's result data.
+func decodeGremlin(op string, resp []byte) (any, error) {
 	var gr gremlinResponse
 	if err := json.Unmarshal(resp, &gr); err != nil {
 		return nil, &Error{Op: op, Kind: KindMalformed, Err: fmt.Errorf("undecodable gremlin response: %v", err)}
@@ -253,6 +258,11 @@ func (c *Client) IngestRaw(ctx context.Context, body []byte) error {
 	if err != nil {
 		return err
 	}
+	return checkAck(ack)
+}
+
+// checkAck accepts an ingest acknowledgement.
+func checkAck(ack []byte) error {
 	if !json.Valid(ack) { // a 200 that is not Persist's answer (a proxy's page) is no acknowledgement
 		return &Error{Op: "ingest", Status: http.StatusOK, Kind: KindMalformed, Err: fmt.Errorf("acknowledgement is not JSON: %s", snippet(ack))}
 	}
@@ -262,7 +272,12 @@ func (c *Client) IngestRaw(ctx context.Context, body []byte) error {
 // post sends body and returns the 200 response body; every other outcome is an
 // *Error of operation op.
 func (c *Client) post(ctx context.Context, op, url string, body []byte, accept string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeoutFor(op, c.timeout))
+	return c.postWithin(ctx, timeoutFor(op, c.timeout), op, url, body, accept)
+}
+
+// postWithin is post with its own timeout (a batch's calls carry up to 1,000 items).
+func (c *Client) postWithin(ctx context.Context, timeout time.Duration, op, url string, body []byte, accept string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {

@@ -82,6 +82,8 @@ type Issuer struct {
 	rand     io.Reader
 	maxDraws int
 	screen   Screening
+	batch    BatchStore   // nil: no ShortenBatch
+	idem     *idempotency // nil: no idempotent issuance
 }
 
 // IssuerConfig configures an Issuer. Rand should be crypto/rand.Reader.
@@ -101,6 +103,13 @@ type IssuerConfig struct {
 	// Screening refuses targets the operator's deny list blocks (ErrTargetBlocked),
 	// after the target URL rules and before a token is drawn or the store touched.
 	Screening Screening
+	// Batch is the store ShortenBatch checks and writes whole batches through
+	// (Persist's client); nil: ShortenBatch fails with ErrNoBatchStore.
+	Batch BatchStore
+	// IdempotencySecret keys the derivation of tokens from Idempotency-Keys, at
+	// least MinIdempotencySecretBytes long; nil: idempotent issuance fails with
+	// ErrIdempotencyUnavailable.
+	IdempotencySecret []byte
 }
 
 // NewIssuer checks the configuration and builds an Issuer.
@@ -119,7 +128,14 @@ func NewIssuer(c IssuerConfig) (*Issuer, error) {
 	if c.MaxDraws <= 0 {
 		c.MaxDraws = 5
 	}
-	return &Issuer{store: c.Store, base: base, hosts: hosts, rand: c.Rand, maxDraws: c.MaxDraws, screen: c.Screening}, nil
+	is := &Issuer{store: c.Store, base: base, hosts: hosts, rand: c.Rand, maxDraws: c.MaxDraws, screen: c.Screening, batch: c.Batch}
+	if c.IdempotencySecret != nil {
+		if len(c.IdempotencySecret) < MinIdempotencySecretBytes {
+			return nil, fmt.Errorf("idempotency secret has %d bytes, want at least %d", len(c.IdempotencySecret), MinIdempotencySecretBytes)
+		}
+		is.idem = &idempotency{secret: c.IdempotencySecret}
+	}
+	return is, nil
 }
 
 // ParseBaseURL checks a resolver base URL (absolute http(s), a host, no query,

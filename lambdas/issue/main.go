@@ -1,6 +1,7 @@
 // Command issue is the Issue Lambda: the management API (POST /shorten,
-// GET /links/{token}/stats) behind API Gateway's AWS_IAM authorizer, and its public
-// routes (GET /healthz, GET /openapi.yaml, GET /docs).
+// POST /shorten/batch, GET /links/{token}, GET /links/{token}/stats) behind API
+// Gateway's AWS_IAM authorizer, and its public routes (GET /healthz,
+// GET /openapi.yaml, GET /docs).
 package main
 
 import (
@@ -48,9 +49,14 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 		return nil, fmt.Errorf("persist client: %w", err)
 	}
 	counters := &shorturl.ScreenCounters{}
-	deny, refresh := awswire.DenyList(ctx, ssm.NewFromConfig(awsCfg), cfg.DenyListParam, log, &counters.DenyListUnreadable)
-	issuer, err := shorturl.NewIssuer(shorturl.IssuerConfig{Store: store, ResolverBaseURL: cfg.ResolverBaseURL.Value, Rand: rand.Reader,
-		ReservedHosts: cfg.ReservedHosts, Screening: shorturl.Screening{Screen: deny, Counters: counters, Logger: log}})
+	ssmc := ssm.NewFromConfig(awsCfg)
+	deny, refresh := awswire.DenyList(ctx, ssmc, cfg.DenyListParam, log, &counters.DenyListUnreadable)
+	secret, err := idempotencySecret(ctx, ssmc, cfg.IdempotencySecretParam, log)
+	if err != nil {
+		return nil, fmt.Errorf("idempotency secret: %w", err)
+	}
+	issuer, err := shorturl.NewIssuer(shorturl.IssuerConfig{Store: store, Batch: store, ResolverBaseURL: cfg.ResolverBaseURL.Value, Rand: rand.Reader,
+		ReservedHosts: cfg.ReservedHosts, Screening: shorturl.Screening{Screen: deny, Counters: counters, Logger: log}, IdempotencySecret: secret})
 	if err != nil {
 		return nil, fmt.Errorf("issuer: %w", err)
 	}
@@ -59,7 +65,7 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	// API Gateway verified the SigV4 signature (AWS_IAM) before invoking us.
-	h, err := mgmtapi.NewManagement(mgmtapi.ManagementDeps{Issuer: issuer, Clicker: store, Logger: log})
+	h, err := mgmtapi.NewManagement(mgmtapi.ManagementDeps{Issuer: issuer, Clicker: store, Logger: log, Caller: callerARN})
 	if err != nil {
 		return nil, fmt.Errorf("management api: %w", err)
 	}

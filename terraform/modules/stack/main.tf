@@ -50,6 +50,22 @@ resource "aws_ssm_parameter" "denylist" {
   }
 }
 
+# The key of tokens derived from Idempotency-Keys (issue 10): a SecureString whose
+# value the operator puts out of band (e.g. `aws ssm put-parameter --overwrite
+# --type SecureString --value "$(openssl rand -base64 48)"`); Terraform writes only a
+# placeholder, which the issue function treats as "not set" (Idempotency-Key
+# requests answer 503), exports it nowhere and never resets what the operator wrote.
+resource "aws_ssm_parameter" "idempotency_secret" {
+  name        = "/linoone/${var.environment}/idempotency-secret"
+  description = "HMAC key of tokens derived from Idempotency-Keys: at least 32 bytes, put out of band. Changing it changes every derived token."
+  type        = "SecureString"
+  value       = "unset"
+
+  lifecycle {
+    ignore_changes = [value]
+  }
+}
+
 # --- shared bus and click DLQ pair ---------------------------------------------------
 
 module "event_bus" {
@@ -80,12 +96,13 @@ module "issue" {
   log_retention_days = var.log_retention_days
 
   environment_variables = merge(local.common_environment, {
-    LINOONE_PERSIST_URL_PARAM       = aws_ssm_parameter.persist_url.name
-    LINOONE_PERSIST_SIGV4           = "true"
-    LINOONE_PERSIST_INLINE_LITERALS = tostring(var.persist_inline_literals)
-    LINOONE_RESOLVER_BASE_URL_PARAM = aws_ssm_parameter.resolver_base_url.name
-    LINOONE_DENYLIST_PARAM          = aws_ssm_parameter.denylist.name
-    LINOONE_METRICS_NAMESPACE       = var.metrics_namespace
+    LINOONE_PERSIST_URL_PARAM        = aws_ssm_parameter.persist_url.name
+    LINOONE_PERSIST_SIGV4            = "true"
+    LINOONE_PERSIST_INLINE_LITERALS  = tostring(var.persist_inline_literals)
+    LINOONE_RESOLVER_BASE_URL_PARAM  = aws_ssm_parameter.resolver_base_url.name
+    LINOONE_DENYLIST_PARAM           = aws_ssm_parameter.denylist.name
+    LINOONE_METRICS_NAMESPACE        = var.metrics_namespace
+    LINOONE_IDEMPOTENCY_SECRET_PARAM = aws_ssm_parameter.idempotency_secret.name
   })
 
   policy_statements = [
@@ -98,6 +115,12 @@ module "issue" {
       sid       = "ReadConfig"
       actions   = ["ssm:GetParameter"]
       resources = [aws_ssm_parameter.persist_url.arn, aws_ssm_parameter.resolver_base_url.arn, aws_ssm_parameter.denylist.arn]
+    },
+    {
+      # Decryption with the AWS managed key aws/ssm needs no KMS grant.
+      sid       = "ReadIdempotencySecret"
+      actions   = ["ssm:GetParameter"]
+      resources = [aws_ssm_parameter.idempotency_secret.arn]
     },
   ]
 }
@@ -223,6 +246,11 @@ module "management_api" {
   # private API).
   routes = {
     "POST /shorten" = {
+      function_name      = module.issue.function_name
+      invoke_arn         = module.issue.invoke_arn
+      authorization_type = "AWS_IAM"
+    }
+    "POST /shorten/batch" = {
       function_name      = module.issue.function_name
       invoke_arn         = module.issue.invoke_arn
       authorization_type = "AWS_IAM"

@@ -1,0 +1,91 @@
+package persist_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/linoone/linoone/internal/shorturl"
+)
+
+// TestBatchAgainstLocalPersist: one ingest for many short URLs, one query for many
+// tokens, with bindings and in Neptune mode. (1,000 targets of 2,048 characters go
+// through the whole stack in mgmtapi's TestBatchOfThousandLongTargets; here, under
+// -race on a shared machine, they can outlast the client's timeout.)
+func TestBatchAgainstLocalPersist(t *testing.T) {
+	for _, inline := range []bool{false, true} {
+		t.Run(fmt.Sprintf("inline=%t", inline), func(t *testing.T) {
+			c := newClient(t, startLocalPersist(t), inline)
+			ctx := context.Background()
+			long := "https://example.com/" + strings.Repeat("a", 300)
+			us := make([]shorturl.ShortURL, 1000)
+			toks := make([]shorturl.Token, 0, 1001)
+			for i := range us {
+				tok := shorturl.Token(fmt.Sprintf("B%09d", i))
+				us[i] = shorturl.ShortURL{Token: tok, Path: "https://s.example.com/" + string(tok), Target: long}
+				toks = append(toks, tok)
+			}
+			if err := c.SaveMany(ctx, us); err != nil {
+				t.Fatal(err)
+			}
+			got, err := c.LookupMany(ctx, append(toks, "unknown000"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			slices.SortFunc(got, func(a, b shorturl.ShortURL) int { return strings.Compare(string(a.Token), string(b.Token)) })
+			if !slices.Equal(got, us) {
+				t.Fatalf("LookupMany returned %d short urls, want the %d saved", len(got), len(us))
+			}
+			if u, err := c.Lookup(ctx, us[999].Token); err != nil || u != us[999] {
+				t.Fatalf("Lookup after SaveMany: %+v %v", u, err)
+			}
+		})
+	}
+}
+
+func TestLookupManyCarriesTokensOnlyAsBindings(t *testing.T) {
+	var body []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ = io.ReadAll(r.Body)
+		_, _ = io.WriteString(w, `{"status":{"code":200,"message":""},"result":{"data":{"@type":"g:List","@value":[]}}}`)
+	}))
+	defer srv.Close()
+	c := newClient(t, srv.URL, false)
+	if _, err := c.LookupMany(context.Background(), []shorturl.Token{"7BTadEDkJ8", "quiet00000"}); err != nil {
+		t.Fatal(err)
+	}
+	var req struct {
+		Gremlin  string              `json:"gremlin"`
+		Bindings map[string][]string `json:"bindings"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(req.Gremlin, "7BTadEDkJ8") || !slices.Equal(req.Bindings["tokens"], []string{"7BTadEDkJ8", "quiet00000"}) {
+		t.Errorf("request %s", body)
+	}
+	for _, inline := range []bool{false, true} {
+		if _, err := newClient(t, srv.URL, inline).LookupMany(context.Background(), []shorturl.Token{"7BTadEDkJ8", "7BTadEDk'8"}); !errors.Is(err, shorturl.ErrInvalidToken) {
+			t.Errorf("inline=%t: a token outside the whitelist was sent: %v", inline, err)
+		}
+	}
+}
+
+func TestBatchUnavailable(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", http.StatusServiceUnavailable) }))
+	defer srv.Close()
+	c := newClient(t, srv.URL, false)
+	if _, err := c.LookupMany(context.Background(), []shorturl.Token{"7BTadEDkJ8"}); !errors.Is(err, shorturl.ErrUnavailable) {
+		t.Errorf("LookupMany: %v", err)
+	}
+	if err := c.SaveMany(context.Background(), []shorturl.ShortURL{{Token: "7BTadEDkJ8", Path: "https://s/7BTadEDkJ8", Target: "https://e/"}}); !errors.Is(err, shorturl.ErrUnavailable) {
+		t.Errorf("SaveMany: %v", err)
+	}
+}
