@@ -719,7 +719,7 @@ func TestWritersTakeTheLockOnlyWhenShared(t *testing.T) {
 }
 
 // TestRunPacesWhileBusyAndReportsLag: while Busy says redirects are being served, Run
-// pauses between batches; otherwise it never does. Lag counts the journal bytes not
+// pauses between batches and makes them small; otherwise it never does. Lag counts the journal bytes not
 // delivered yet and is zero once everything is.
 func TestRunPacesWhileBusyAndReportsLag(t *testing.T) {
 	for _, busy := range []bool{false, true} {
@@ -747,6 +747,15 @@ func TestRunPacesWhileBusyAndReportsLag(t *testing.T) {
 			}
 			if paces := c.Stats().Paces; (paces > 0) != busy {
 				t.Fatalf("busy=%v: %d pauses", busy, paces)
+			}
+			// While busy, batches shrink to a tenth of MaxBatch (10/10 = 1 event),
+			// so that one ingest never holds the core long.
+			want := int64(len(fs) / 10)
+			if busy {
+				want = int64(len(fs))
+			}
+			if b := c.Stats().Batches; b != want {
+				t.Fatalf("busy=%v: %d batches for %d events, want %d", busy, b, len(fs), want)
 			}
 		})
 	}
