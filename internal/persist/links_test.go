@@ -209,3 +209,33 @@ func BenchmarkStats100k(b *testing.B) {
 		b.Fatalf("clicks %d, in window %d, previews %d", s.Clicks, inWindow, previews)
 	}
 }
+
+// TestVisitsLongestWindow asks for the longest window allowed, one groupCount per
+// day (a query of some 48 KB), bound and inlined, and finds every click on its day.
+func TestVisitsLongestWindow(t *testing.T) {
+	base := startLocalPersist(t)
+	for _, inline := range []bool{false, true} {
+		t.Run(fmt.Sprintf("inline=%t", inline), func(t *testing.T) {
+			ctx := context.Background()
+			c := newClient(t, base, inline)
+			u := shorturl.ShortURL{Token: shorturl.Token(fmt.Sprintf("LongWin%03d", map[bool]int{false: 0, true: 1}[inline])), Target: "https://example.com/"}
+			u.Path = "https://s.example.com/" + string(u.Token)
+			if err := c.Save(ctx, u); err != nil {
+				t.Fatal(err)
+			}
+			w, err := shorturl.ParseWindow("2025-11-30", "2026-11-30", time.Now())
+			if err != nil || w.Days() != shorturl.MaxWindowDays {
+				t.Fatalf("window %+v (%d days), %v", w, w.Days(), err)
+			}
+			first, last := time.Date(2025, 11, 30, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 30, 23, 59, 59, 999e6, time.UTC)
+			seedVisits(t, c, u, []visit{{first, "a"}, {last, "b"}, {last, "b"}, {first.Add(-time.Millisecond), "a"}})
+			v, err := c.Visits(ctx, u.Token, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Total != 4 || len(v.PerDay) != w.Days() || !cmp.Equal(v.PerDay[0], map[string]int64{"a": 1}) || !cmp.Equal(v.PerDay[w.Days()-1], map[string]int64{"b": 2}) {
+				t.Fatalf("Visits = total %d, %d days, first %v, last %v", v.Total, len(v.PerDay), v.PerDay[0], v.PerDay[len(v.PerDay)-1])
+			}
+		})
+	}
+}
