@@ -33,11 +33,15 @@ func (s *store) Visits(ctx context.Context, tok shorturl.Token, w shorturl.Windo
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v := shorturl.Visits{Total: s.clicks[tok], InWindow: map[string][]string{}}
-	for ua, times := range s.visits[tok] {
-		for _, at := range times {
-			if at >= w.Since() && at < w.Until() { // what Persist's query selects
-				v.InWindow[ua] = append(v.InWindow[ua], at)
+	bounds := w.Bounds()
+	v := shorturl.Visits{Total: s.clicks[tok], PerDay: make([]map[string]int64, w.Days())}
+	for i := range v.PerDay {
+		v.PerDay[i] = map[string]int64{}
+		for ua, times := range s.visits[tok] {
+			for _, at := range times {
+				if at >= bounds[i] && at < bounds[i+1] { // what Persist's query selects
+					v.PerDay[i][ua]++
+				}
 			}
 		}
 	}
@@ -221,11 +225,12 @@ func TestWindowDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := []string{w.Since(), w.Until(), w.From.Format(time.DateOnly), w.To.Format(time.DateOnly)}
+	b := w.Bounds()
+	got := []string{b[0], b[len(b)-1], w.From.Format(time.DateOnly), w.To.Format(time.DateOnly)}
 	if diff := cmp.Diff([]string{"2026-02-01", "2026-03-03", "2026-02-01", "2026-03-02"}, got); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
-	if w.Days() != 30 {
+	if w.Days() != 30 || len(b) != 31 || b[1] != "2026-02-02" {
 		t.Fatalf("%d days", w.Days())
 	}
 }

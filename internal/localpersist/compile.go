@@ -18,6 +18,7 @@ const (
 	stepLabel
 	stepProject
 	stepGroup
+	stepGroupCount
 )
 
 // step is one checked, binding-resolved step of a traversal.
@@ -32,7 +33,7 @@ type step struct {
 	within []any        // has(key, within(…)): the values any of which matches; non-nil for within
 	n      int64        // limit
 	proj   []projection // project
-	group  [2]string    // group().by(key).by(value key)
+	group  [2]string    // group().by(key).by(value key); groupCount().by(key) in key
 }
 
 // projection is one key of a project() step and the by() modulator that fills it:
@@ -77,7 +78,7 @@ func (c *compiler) errorf(pos int, format string, args ...any) error {
 	return errAt(c.src, pos, format, args...)
 }
 
-const supportedSteps = "hasLabel, has, limit, count, values, outE, inE, id, label, project/by, group/by"
+const supportedSteps = "hasLabel, has, limit, count, values, outE, inE, id, label, project/by, group/by, groupCount/by"
 
 func (c *compiler) steps(calls []*call) ([]step, error) {
 	out := make([]step, 0, len(calls))
@@ -159,8 +160,13 @@ func (c *compiler) steps(calls []*call) ([]step, error) {
 			var n int
 			st.group, n, err = c.groupBy(cl, calls[i+1:])
 			i += n
+		case "groupCount":
+			st.kind = stepGroupCount
+			var n int
+			st.key, n, err = c.groupCount(cl, calls[i+1:])
+			i += n
 		case "by":
-			return nil, c.errorf(cl.pos, "by() must follow project() (one by() per key) or group() (two by())")
+			return nil, c.errorf(cl.pos, "by() must follow project() (one by() per key), group() (two by()) or groupCount() (one by())")
 		case "V":
 			return nil, c.errorf(cl.pos, "V() is supported only as the start of a traversal, g.V()")
 		default:

@@ -268,19 +268,15 @@ func (s *Store) apply(ctx context.Context, src string, steps []step, in []any) (
 				}
 			}
 		case stepOutE, stepInE:
-			if i+1 < len(steps) && steps[i+1].kind == stepCount {
-				// outE(…).count() counts in the index instead of loading edges.
-				var n int64
-				n, err = s.countEdges(ctx, src, st, in)
-				in = []any{n}
-				i++
-				break
-			}
-			in, err = s.edges(ctx, src, st, in)
+			in, i, err = s.edgeSteps(ctx, src, steps, i, in)
 		case stepProject:
 			in, err = s.project(ctx, src, st, in)
 		case stepGroup:
 			in, err = s.groupBy(ctx, src, st, in)
+		case stepGroupCount:
+			counts := make(map[string]any)
+			err = s.groupCountInto(ctx, src, st, in, counts)
+			in = []any{counts}
 		default:
 			return nil, fmt.Errorf("internal error: step %s has no evaluator", st.name)
 		}
@@ -417,89 +413,6 @@ func (s *Store) values(ctx context.Context, src string, st *step, in []any) ([]a
 		}
 	}
 	return out, nil
-}
-
-// edgeFilter is the WHERE clause and arguments selecting a vertex's edges in one
-// direction, with the step's labels (none means every label).
-func edgeFilter(st *step, vertexID string) (string, []any) {
-	col := "out_v"
-	if st.kind == stepInE {
-		col = "in_v"
-	}
-	args := make([]any, 0, 1+len(st.labels))
-	args = append(args, vertexID)
-	where := col + " = ?"
-	if len(st.labels) > 0 {
-		where += " AND label IN (" + placeholders(len(st.labels)) + ")"
-		for _, l := range st.labels {
-			args = append(args, l)
-		}
-	}
-	return where, args
-}
-
-func (s *Store) countEdges(ctx context.Context, src string, st *step, in []any) (int64, error) {
-	var total int64
-	for _, t := range in {
-		v, err := asVertex(src, st, t)
-		if err != nil {
-			return 0, err
-		}
-		where, args := edgeFilter(st, v.id)
-		rows, err := s.stmts.query(ctx, "SELECT count(*) FROM edges WHERE "+where, args...)
-		if err != nil {
-			return 0, fmt.Errorf("count edges of %s: %w", v.id, err)
-		}
-		var n int64
-		if rows.Next() {
-			err = rows.Scan(&n)
-		}
-		if cerr := rows.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = rows.Err()
-		}
-		if err != nil {
-			return 0, fmt.Errorf("count edges of %s: %w", v.id, err)
-		}
-		total += n
-	}
-	return total, nil
-}
-
-func (s *Store) edges(ctx context.Context, src string, st *step, in []any) ([]any, error) {
-	var out []any
-	for _, t := range in {
-		v, err := asVertex(src, st, t)
-		if err != nil {
-			return nil, err
-		}
-		where, args := edgeFilter(st, v.id)
-		if err := s.loadEdges(ctx, where, args, &out); err != nil {
-			return nil, fmt.Errorf("edges of %s: %w", v.id, err)
-		}
-	}
-	return out, nil
-}
-
-// edgeColumns are the columns an edge is read from: all of them.
-const edgeColumns = "id, label, out_v, out_label, in_v, in_label, created_at, properties"
-
-func (s *Store) loadEdges(ctx context.Context, where string, args []any, out *[]any) error {
-	rows, err := s.stmts.query(ctx, "SELECT "+edgeColumns+" FROM edges WHERE "+where+" ORDER BY id", args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		e := &edge{}
-		if err := rows.Scan(&e.id, &e.label, &e.outV, &e.outLabel, &e.inV, &e.inLabel, &e.createdAt, &e.rawProps); err != nil {
-			return err
-		}
-		*out = append(*out, e)
-	}
-	return rows.Err()
 }
 
 // project builds one map per traverser. A by(key) whose property is missing, or a

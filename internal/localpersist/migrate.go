@@ -8,26 +8,130 @@ import (
 	"github.com/linoone/linoone/internal/graphson"
 )
 
+// migrateFrom brings a version 1 or 2 file to schemaVersion, one version after the
+// other, inside migrate's transaction.
+func migrateFrom(ctx context.Context, tx *sql.Tx, version int) error {
+	if version == 1 {
+		if err := migrateV1(ctx, tx); err != nil {
+			return fmt.Errorf("migrate schema 1 to 2: %w", err)
+		}
+	}
+	if err := migrateV2(ctx, tx); err != nil {
+		return fmt.Errorf("migrate schema 2 to 3: %w", err)
+	}
+	return nil
+}
+
+// edgesTableV2 is the version 2 edge table, the step between versions 1 and 3.
+const edgesTableV2 = `CREATE TABLE edges_v2 (
+			seq        INTEGER PRIMARY KEY,
+			id         TEXT NOT NULL,
+			label      TEXT NOT NULL,
+			out_v      TEXT NOT NULL,
+			out_label  TEXT NOT NULL,
+			in_v       TEXT NOT NULL,
+			in_label   TEXT NOT NULL,
+			created_at TEXT NOT NULL,
+			properties TEXT NOT NULL
+		) STRICT`
+
 // migrateV1 rewrites a version 1 file's edges, one edges row plus one
 // edge_properties row per property, into version 2 rows carrying their properties
-// as canonical JSON. Vertices are laid out alike in both versions. It runs inside
-// migrate's transaction.
+// as canonical JSON. Vertices are laid out alike in all versions. The version 2
+// table gets no indexes: migrateV2 replaces it next.
 func migrateV1(ctx context.Context, tx *sql.Tx) error {
-	if _, err := tx.ExecContext(ctx, edgesTable("edges_v2")); err != nil {
+	if _, err := tx.ExecContext(ctx, edgesTableV2); err != nil {
 		return fmt.Errorf("create edges_v2: %w", err)
 	}
 	if err := copyV1Edges(ctx, tx); err != nil {
 		return err
 	}
-	stmts := append([]string{
+	stmts := []string{
 		`DROP TABLE edge_properties`,
 		`DROP TABLE edges`,
 		`ALTER TABLE edges_v2 RENAME TO edges`,
+	}
+	if err := execAll(ctx, tx, stmts); err != nil {
+		return fmt.Errorf("replace edges: %w", err)
+	}
+	return nil
+}
+
+// migrateV2 copies the version 2 edges, in their order, into the version 3 table,
+// fills the property columns from each edge's properties JSON (by the writer's rule,
+// edgeColumnValues), and only then builds the version 3 indexes.
+func migrateV2(ctx context.Context, tx *sql.Tx) error {
+	stmts := []string{
+		edgesTable("edges_v3"),
+		`INSERT INTO edges_v3 (seq, id, label, out_v, out_label, in_v, in_label, created_at, properties)
+			SELECT seq, id, label, out_v, out_label, in_v, in_label, created_at, properties FROM edges ORDER BY seq`,
+	}
+	if err := execAll(ctx, tx, stmts); err != nil {
+		return fmt.Errorf("copy edges: %w", err)
+	}
+	if err := fillEdgeColumns(ctx, tx); err != nil {
+		return err
+	}
+	stmts = append([]string{
+		`DROP TABLE edges`,
+		`ALTER TABLE edges_v3 RENAME TO edges`,
 	}, edgeIndexes()...)
 	if err := execAll(ctx, tx, stmts); err != nil {
 		return fmt.Errorf("replace edges: %w", err)
 	}
 	return nil
+}
+
+// fillEdgeColumns sets edges_v3's property columns of every edge that has one.
+func fillEdgeColumns(ctx context.Context, tx *sql.Tx) (err error) {
+	rows, err := tx.QueryContext(ctx, `SELECT seq, id, properties FROM edges_v3`)
+	if err != nil {
+		return fmt.Errorf("read edges: %w", err)
+	}
+	defer func() {
+		if cerr := rows.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("read edges: %w", cerr)
+		}
+	}()
+	update, err := tx.PrepareContext(ctx, `UPDATE edges_v3 SET effective_at = ?, user_agent = ? WHERE seq = ?`)
+	if err != nil {
+		return fmt.Errorf("prepare edges_v3 update: %w", err)
+	}
+	defer update.Close()
+	for rows.Next() {
+		var seq int64
+		var id, raw string
+		if err := rows.Scan(&seq, &id, &raw); err != nil {
+			return fmt.Errorf("read edges: %w", err)
+		}
+		props, err := decodeProperties(raw)
+		if err != nil {
+			return fmt.Errorf("edge %s: %w", id, err)
+		}
+		at, ua := edgeColumnValues(props)
+		if at == nil && ua == nil {
+			continue
+		}
+		if _, err := update.ExecContext(ctx, at, ua, seq); err != nil {
+			return fmt.Errorf("edge %s: %w", id, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read edges: %w", err)
+	}
+	return nil
+}
+
+// edgeColumnValues are the values of an edge's property columns (edgeColumnProps):
+// each property when it is a string, else nil (NULL).
+func edgeColumnValues(props map[string]any) (effectiveAt, userAgent any) {
+	col := func(key string) any {
+		if s, ok := props[key].(string); ok {
+			return s
+		}
+		return nil
+	}
+	return col(edgeColumnProps[0]), col(edgeColumnProps[1])
 }
 
 // v1Edge is a version 1 edge row with its properties gathered.

@@ -15,7 +15,7 @@ import (
 	"github.com/linoone/linoone/internal/graphson"
 )
 
-// v1Answer is what the version 1 store answered to a query (testdata/persist-v1).
+// v1Answer is what an older store answered to a query (testdata/persist-v*).
 type v1Answer struct {
 	Script   string          `json:"script"`
 	Bindings map[string]any  `json:"bindings"`
@@ -25,13 +25,19 @@ type v1Answer struct {
 // copyV1 copies the version 1 database made by the v1 store into a fresh directory.
 func copyV1(t *testing.T) string {
 	t.Helper()
-	src, err := os.Open("testdata/persist-v1/persist.db")
+	return copyFixture(t, "testdata/persist-v1")
+}
+
+// copyFixture copies the database of a fixture directory into a fresh directory.
+func copyFixture(t *testing.T, dir string) string {
+	t.Helper()
+	src, err := os.Open(filepath.Join(dir, "persist.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
 	path := filepath.Join(t.TempDir(), "persist.db")
-	dst, err := os.Create(path)
+	dst, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600) // as Open creates it
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,10 +50,16 @@ func copyV1(t *testing.T) string {
 	return path
 }
 
-// checkV1Answers asks the store every query of answers.json and compares.
+// checkV1Answers asks the store every query of the v1 answers.json and compares.
 func checkV1Answers(t *testing.T, e *testEnv) {
 	t.Helper()
-	b, err := os.ReadFile("testdata/persist-v1/answers.json")
+	checkAnswers(t, e, "testdata/persist-v1")
+}
+
+// checkAnswers asks the store every query of a fixture's answers.json and compares.
+func checkAnswers(t *testing.T, e *testEnv, dir string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "answers.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +82,7 @@ func checkV1Answers(t *testing.T, e *testEnv) {
 			continue
 		}
 		if diff := cmp.Diff(generic(a.Data), generic(r.Result.Data)); diff != "" {
-			t.Errorf("%s: answer differs from v1 (-v1 +now):\n%s", a.Script, diff)
+			t.Errorf("%s: answer differs from %s (-then +now):\n%s", a.Script, dir, diff)
 		}
 	}
 }
@@ -86,31 +98,7 @@ func TestMigrateV1(t *testing.T) {
 	if err := e.store.rdb.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = 'edge_properties'`).Scan(&old); err != nil || old != 0 {
 		t.Errorf("edge_properties still there (%d, %v)", old, err)
 	}
-	// Every migrated edge still hashes to its id from what is stored.
-	edges := e.query(t, "g.V().outE().count()", nil)
-	rows, err := e.store.rdb.Query(`SELECT id, label, out_v, in_v, properties FROM edges`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		var id, label, out, in, raw string
-		if err := rows.Scan(&id, &label, &out, &in, &raw); err != nil {
-			t.Fatal(err)
-		}
-		props, err := decodeProperties(raw)
-		if err != nil {
-			t.Fatalf("edge %s: %v", id, err)
-		}
-		if got, err := graphson.EdgeID(label, out, in, props); err != nil || got != id {
-			t.Errorf("edge %s: stored properties %s hash to %s (%v)", id, raw, got, err)
-		}
-		n++
-	}
-	if n == 0 || !cmp.Equal(edges, []any{int64(n)}) {
-		t.Errorf("%d edge rows, %v edges answered", n, edges)
-	}
+	checkStoredEdges(t, e)
 	// The migrated store takes new clicks on old short URLs.
 	popular := shortURL(t, "7BTadEDkJ8")
 	if r := e.mustIngest(t, graphson.Document{Edges: []graphson.Edge{click(t, popular, "ev_new")}}); r.Edges.Created != 1 {
@@ -118,6 +106,71 @@ func TestMigrateV1(t *testing.T) {
 	}
 	if got := e.query(t, countQuery, map[string]any{"token": "7BTadEDkJ8"}); !cmp.Equal(got, []any{int64(4)}) {
 		t.Errorf("clicks after migration and one more = %v, want 4", got)
+	}
+}
+
+// TestMigrateV2 opens a data dir made by the version 2 store (testdata/persist-v2):
+// every answer is the same as then, links, clicks and created_at included, and the
+// store goes on taking clicks, idempotently.
+func TestMigrateV2(t *testing.T) {
+	path := copyFixture(t, "testdata/persist-v2")
+	e := openEnv(t, path, Options{})
+	checkAnswers(t, e, "testdata/persist-v2")
+	var version int
+	if err := e.store.rdb.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil || version != schemaVersion {
+		t.Errorf("user_version %d (%v), want %d", version, err, schemaVersion)
+	}
+	checkStoredEdges(t, e)
+	popular := shortURL(t, "7BTadEDkJ8")
+	old := click(t, popular, "ev_1") // stored by the v2 store
+	if r := e.mustIngest(t, graphson.Document{Edges: []graphson.Edge{old, click(t, popular, "ev_new")}}); r.Edges.Created != 1 {
+		t.Errorf("a replayed and a new click after migration: %+v, want 1 created", r)
+	}
+	if got := e.query(t, "g.V().has('short_url_token', token).inE('short_url_visited').count()", map[string]any{"token": "7BTadEDkJ8"}); !cmp.Equal(got, []any{int64(6)}) {
+		t.Errorf("clicks after migration and one more = %v, want 6", got)
+	}
+	e.close()
+	for _, p := range []string{path, path + "-wal"} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v after migration, want 0600", p, fi.Mode().Perm())
+		}
+	}
+}
+
+// checkStoredEdges checks every stored edge: its properties still hash to its id,
+// and its property columns hold what the writer would have put there.
+func checkStoredEdges(t *testing.T, e *testEnv) {
+	t.Helper()
+	edges := e.query(t, "g.V().outE().count()", nil)
+	rows, err := e.store.rdb.Query(`SELECT id, label, out_v, in_v, properties, effective_at, user_agent FROM edges`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var id, label, out, in, raw string
+		var at, ua any
+		if err := rows.Scan(&id, &label, &out, &in, &raw, &at, &ua); err != nil {
+			t.Fatal(err)
+		}
+		props, err := decodeProperties(raw)
+		if err != nil {
+			t.Fatalf("edge %s: %v", id, err)
+		}
+		if wantAt, wantUA := edgeColumnValues(props); at != wantAt || ua != wantUA {
+			t.Errorf("edge %s: columns (%v, %v), want (%v, %v)", id, at, ua, wantAt, wantUA)
+		}
+		if got, err := graphson.EdgeID(label, out, in, props); err != nil || got != id {
+			t.Errorf("edge %s: stored properties %s hash to %s (%v)", id, raw, got, err)
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 || !cmp.Equal(edges, []any{int64(n)}) {
+		t.Errorf("%d edge rows, %v edges answered", n, edges)
 	}
 }
 
@@ -141,7 +194,7 @@ func TestMigrateV1FailsWhole(t *testing.T) {
 	if st, err := Open(context.Background(), path, Options{}); err == nil {
 		st.Close()
 		t.Fatal("migration succeeded despite the obstacle")
-	} else if !strings.Contains(err.Error(), "migrate schema 1 to 2") {
+	} else if !strings.Contains(err.Error(), "migrate schema 2 to 3") {
 		t.Fatalf("open: %v", err)
 	}
 

@@ -10,8 +10,10 @@ import (
 // is refused rather than misread, an older one is migrated on open.
 //
 // Version 1 kept one edge_properties row per edge property. Version 2 keeps an
-// edge's properties in one column of its row: a click is one row, not five.
-const schemaVersion = 2
+// edge's properties in one column of its row: a click is one row, not five. Version 3
+// keeps the same rows with two properties also in columns of their own and indexes
+// them so that a click pays one append-mostly index entry (see edgeIndexes).
+const schemaVersion = 3
 
 // schema returns the statements that create the storage layout. Elements are
 // immutable (an id is the hash of what the element is), so the vertex label is copied
@@ -23,15 +25,14 @@ const schemaVersion = 2
 // equal. Vertices keep a row per property because has(key, value) starts a traversal
 // through the vertex_properties_by_value index; they are few and rarely new.
 //
-// Edges are many (one per click) and are found through their endpoints, never by a
-// property, so an edge is one row: its properties column holds the canonical JSON of
-// its typed properties, exactly the "properties" member its identity was hashed from
-// (schemas/IDENTITY.md). Edges are a rowid table, so a batch of new edges is appended
-// rather than scattered over the pages of an id-ordered tree; only edges_out takes
-// random inserts. Endpoints carry no REFERENCES clause: the writer checks them
-// (parseIngest and checkStoredEndpoints), and a foreign key would cost two more
-// lookups per click. created_at is server-managed and lives in a column, never among
-// the properties the identity was hashed from.
+// Edges are many (one per click) and are found through their endpoints, so an edge is
+// one row: its properties column holds the canonical JSON of its typed properties,
+// exactly the "properties" member its identity was hashed from (schemas/IDENTITY.md).
+// Edges are a rowid table, so a batch of new edges is appended rather than scattered
+// over the pages of an id-ordered tree. Endpoints carry no REFERENCES clause: the
+// writer checks them (parseIngest and checkStoredEndpoints), and a foreign key would
+// cost two more lookups per click. created_at is server-managed and lives in a
+// column, never among the properties the identity was hashed from.
 func schema() []string {
 	return []string{
 		`CREATE TABLE IF NOT EXISTS vertices (
@@ -55,31 +56,54 @@ func schema() []string {
 	}
 }
 
-// edgesTable creates the version 2 edge table under name.
+// edgeColumnProps are the edge properties that version 3 also keeps in a column of
+// the same name, holding the value when it is a string and NULL otherwise (absent,
+// or of another type: the properties JSON stays the only truth). A click's time and
+// user agent are what its stats select and group by; having them in the out index
+// lets the stats read an index range instead of decoding every click's JSON.
+var edgeColumnProps = [...]string{"effective_at", "user_agent"}
+
+// edgesTable creates the version 3 edge table under name.
 func edgesTable(name string) string {
 	return `CREATE TABLE IF NOT EXISTS ` + name + ` (
-			seq        INTEGER PRIMARY KEY,
-			id         TEXT NOT NULL,
-			label      TEXT NOT NULL,
-			out_v      TEXT NOT NULL,
-			out_label  TEXT NOT NULL,
-			in_v       TEXT NOT NULL,
-			in_label   TEXT NOT NULL,
-			created_at TEXT NOT NULL,
-			properties TEXT NOT NULL
+			seq          INTEGER PRIMARY KEY,
+			id           TEXT NOT NULL,
+			label        TEXT NOT NULL,
+			out_v        TEXT NOT NULL,
+			out_label    TEXT NOT NULL,
+			in_v         TEXT NOT NULL,
+			in_label     TEXT NOT NULL,
+			created_at   TEXT NOT NULL,
+			properties   TEXT NOT NULL,
+			effective_at TEXT,
+			user_agent   TEXT
 		) STRICT`
 }
 
-// edgeIndexes index the version 2 edge table by each endpoint and the label, for
-// outE and inE. edges_out ends with the id and is unique: an id is the hash of
-// the label and the endpoints among the rest, so (out_v, label, id) is unique exactly
-// when id is, and one index serves both outE (in id order, as results are answered)
-// and idempotent ingest. In edges_in the implicit rowid keeps a vertex's edges in
-// arrival order, so new ones append.
+// edgeIndexes index the version 3 edge table. Version 2 had edges_out UNIQUE (out_v,
+// label, id) and edges_in (in_v, label): the random id inside edges_out dirtied about
+// one page per click and edges_in doubled the index work of a click, whose in-vertex
+// is its out-vertex. Measured on 500-click batches (BenchmarkIngestClickFacts, one
+// core) and a 100,000-click stats read (BenchmarkStats100k), see the commit message.
+//
+//   - edges_out orders a vertex's edges of a label by (effective_at, user_agent) and
+//     serves outE, the loops of inE, counting, and a stats window as a covering range
+//     scan. Clicks arrive roughly in time order, so new entries land on the last
+//     pages of their short URL's range instead of anywhere. It ends with the id and
+//     is unique: an id is the hash of the label, the endpoints and the properties, so
+//     the other columns are functions of it and the tuple is unique exactly when the
+//     id is, which makes it the idempotency check of a click, at no extra entry.
+//   - A UNIQUE index treats NULLs as distinct, so edges_id checks the id of the edges
+//     edges_out cannot (no string effective_at or user_agent). It is partial: clicks
+//     pay no entry in it, and a replayed edge lands in the same index as the first
+//     copy, since the condition is a function of the id too.
+//   - edges_in is partial: a self-loop (every click) is found through edges_out,
+//     so only edges between two vertices pay an entry; inE reads both (inEdges).
 func edgeIndexes() []string {
 	return []string{
-		`CREATE UNIQUE INDEX IF NOT EXISTS edges_out ON edges (out_v, label, id)`,
-		`CREATE INDEX IF NOT EXISTS edges_in ON edges (in_v, label)`,
+		`CREATE UNIQUE INDEX IF NOT EXISTS edges_out ON edges (out_v, label, effective_at, user_agent, id)`,
+		`CREATE UNIQUE INDEX IF NOT EXISTS edges_id ON edges (id) WHERE effective_at IS NULL OR user_agent IS NULL`,
+		`CREATE INDEX IF NOT EXISTS edges_in ON edges (in_v, label) WHERE in_v <> out_v`,
 	}
 }
 
@@ -105,9 +129,9 @@ func migrate(ctx context.Context, db *sql.DB) (err error) {
 		return fmt.Errorf("database schema version %d is newer than this program's %d", version, schemaVersion)
 	case version == schemaVersion:
 		return tx.Rollback()
-	case version == 1:
-		if err := migrateV1(ctx, tx); err != nil {
-			return fmt.Errorf("migrate schema 1 to %d: %w", schemaVersion, err)
+	case version == 1 || version == 2:
+		if err := migrateFrom(ctx, tx, version); err != nil {
+			return err
 		}
 	default:
 		if err := execAll(ctx, tx, append(schema(), edgeIndexes()...)); err != nil {

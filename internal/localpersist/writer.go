@@ -29,7 +29,7 @@ func (w *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 	}{
 		{&w.insertVertex, `INSERT INTO vertices (id, label, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`},
 		{&w.insertVertexProp, `INSERT INTO vertex_properties (vertex_id, key, label, kind, value) VALUES (?, ?, ?, ?, ?)`},
-		{&w.insertEdge, `INSERT INTO edges (id, label, out_v, out_label, in_v, in_label, created_at, properties) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (out_v, label, id) DO NOTHING`},
+		{&w.insertEdge, `INSERT INTO edges (id, label, out_v, out_label, in_v, in_label, created_at, properties, effective_at, user_agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`},
 		{&w.vertexLabel, `SELECT label FROM vertices WHERE id = ?`},
 	} {
 		st, err := db.PrepareContext(ctx, p.query)
@@ -181,7 +181,8 @@ func (st *writeStmts) writeDocument(ctx context.Context, req *ingestRequest, now
 	}
 	for i := range doc.Edges {
 		e := &doc.Edges[i]
-		created, err := execCreated(ctx, st.insertEdge, e.ID, e.Label, e.OutV, e.OutVLabel, e.InV, e.InVLabel, now, req.edgeProps[i])
+		at, ua := edgeColumnValues(e.Properties)
+		created, err := execCreated(ctx, st.insertEdge, e.ID, e.Label, e.OutV, e.OutVLabel, e.InV, e.InVLabel, now, req.edgeProps[i], at, ua)
 		if err != nil {
 			return ingestResult{}, fmt.Errorf("insert edge %s: %w", e.ID, err)
 		}

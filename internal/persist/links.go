@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/linoone/linoone/internal/shorturl"
@@ -16,22 +17,32 @@ const (
 	linkQuery = "g.V().hasLabel('short_url').has('short_url_token', %s).limit(2)" +
 		".project('short_url_token','short_url_path','target_url','created_at')" +
 		".by('short_url_token').by('short_url_path').by('target_url').by('created_at')"
-	// visitsQuery counts all of a short URL's clicks and answers the click times of a
-	// window grouped by user agent: effective_at is written 2006-01-02T15:04:05.000Z,
-	// so comparing it as a string with YYYY-MM-DD bounds selects whole UTC days. The
-	// day of a click is cut from its time here, not in Gremlin: grouping by a
-	// computed value is not portable across Gremlin servers.
-	visitsQuery = "g.V().hasLabel('short_url').has('short_url_token', %s).limit(2)" +
-		".project('short_url_token','clicks','in_window')" +
-		".by('short_url_token')" +
-		".by(__.outE('short_url_visited').count())" +
-		".by(__.outE('short_url_visited').has('effective_at', gte(%s)).has('effective_at', lt(%s))" +
-		".group().by('user_agent').by('effective_at'))"
-
-	// maxVisitsResponse bounds the answer of visitsQuery: about 27 bytes per click
-	// in the window, so some two million clicks.
+	// maxVisitsResponse bounds the answer of visitsQuery: a count per day and user
+	// agent, so it grows with the distinct user agents of each day, not the clicks.
 	maxVisitsResponse = 64 << 20
 )
+
+// visitsQuery counts all of a short URL's clicks and, for each day of a window, its
+// clicks by user agent: one groupCount per day, so the answer is small however many
+// clicks there are. tok is the token's binding name (or literal) and bounds the
+// window's day bounds' (see shorturl.Window.Bounds); day i is projected as "d<i>".
+// effective_at is written 2006-01-02T15:04:05.000Z, so comparing it as a string with
+// YYYY-MM-DD bounds selects whole UTC days. The day is a project key rather than a
+// computed group key: grouping by a computed value is not portable across Gremlin
+// servers, while project, has(gte/lt) and groupCount().by(key) are plain TinkerPop.
+func visitsQuery(tok string, bounds []string) string {
+	var b strings.Builder
+	b.WriteString("g.V().hasLabel('short_url').has('short_url_token', " + tok + ").limit(2)")
+	b.WriteString(".project('short_url_token','clicks'")
+	for i := range len(bounds) - 1 {
+		fmt.Fprintf(&b, ",'d%d'", i)
+	}
+	b.WriteString(").by('short_url_token').by(__.outE('short_url_visited').count())")
+	for i := range len(bounds) - 1 {
+		fmt.Fprintf(&b, ".by(__.outE('short_url_visited').has('effective_at', gte(%s)).has('effective_at', lt(%s)).groupCount().by('user_agent'))", bounds[i], bounds[i+1])
+	}
+	return b.String()
+}
 
 // timeoutFor is the time operation op may take: reading a busy link's click window
 // takes Persist longer than a lookup, so visits get five times the per-call timeout.
@@ -105,18 +116,31 @@ func (c *Client) Visits(ctx context.Context, tok shorturl.Token, w shorturl.Wind
 	if !shorturl.IsToken(string(tok)) {
 		return shorturl.Visits{}, shorturl.ErrInvalidToken
 	}
-	since, until := w.Since(), w.Until()
-	if !day.MatchString(since) || !day.MatchString(until) { // the whitelist that makes inlining safe
-		return shorturl.Visits{}, &shorturl.WindowError{Rule: shorturl.WindowDate, Detail: "the window's dates are not YYYY-MM-DD"}
+	bounds := w.Bounds()
+	for _, d := range bounds {
+		if !day.MatchString(d) { // the whitelist that makes inlining safe
+			return shorturl.Visits{}, &shorturl.WindowError{Rule: shorturl.WindowDate, Detail: "the window's dates are not YYYY-MM-DD"}
+		}
 	}
 	var body []byte
 	if c.inline {
-		body = gremlinBody(fmt.Sprintf(visitsQuery, quote(string(tok)), quote(since), quote(until)), "")
+		quoted := make([]string, len(bounds))
+		for i, d := range bounds {
+			quoted[i] = quote(d)
+		}
+		body = gremlinBody(visitsQuery(quote(string(tok)), quoted), "")
 	} else {
+		names := make([]string, len(bounds))
+		bindings := make(map[string]string, len(bounds)+1)
+		bindings["token"] = string(tok)
+		for i, d := range bounds {
+			names[i] = fmt.Sprintf("b%d", i)
+			bindings[names[i]] = d
+		}
 		b, err := json.Marshal(struct {
 			Gremlin  string            `json:"gremlin"`
 			Bindings map[string]string `json:"bindings"`
-		}{fmt.Sprintf(visitsQuery, "token", "since", "until"), map[string]string{"token": string(tok), "since": since, "until": until}})
+		}{visitsQuery("token", names), bindings})
 		if err != nil {
 			return shorturl.Visits{}, &Error{Op: "visits", Err: err}
 		}
@@ -135,16 +159,16 @@ func (c *Client) Visits(ctx context.Context, tok shorturl.Token, w shorturl.Wind
 	case len(rows) > 1:
 		return shorturl.Visits{}, fmt.Errorf("token %s: persist holds several short_url vertices: %w: %w", tok, shorturl.ErrNotFound, shorturl.ErrInvalidStored)
 	}
-	v, err := visitsOf(tok, rows[0])
+	v, err := visitsOf(tok, rows[0], len(bounds)-1)
 	if err != nil {
 		return shorturl.Visits{}, &Error{Op: "visits", Kind: KindMalformed, Err: err}
 	}
 	return v, nil
 }
 
-// visitsOf reads visitsQuery's row: the token, an all-time count and a g:Map from
-// user agent to a g:List of effective_at strings.
-func visitsOf(tok shorturl.Token, row any) (shorturl.Visits, error) {
+// visitsOf reads visitsQuery's row: the token, an all-time count and, per day, a
+// g:Map from user agent to a count. A day's missing key is a day without clicks.
+func visitsOf(tok shorturl.Token, row any, days int) (shorturl.Visits, error) {
 	m, ok := row.(map[string]any)
 	if !ok {
 		return shorturl.Visits{}, fmt.Errorf("token %s: result row is %T, want g:Map", tok, row)
@@ -156,24 +180,21 @@ func visitsOf(tok shorturl.Token, row any) (shorturl.Visits, error) {
 	if !ok || n < 0 {
 		return shorturl.Visits{}, fmt.Errorf("token %s: clicks is %v, want a count", tok, m["clicks"])
 	}
-	v := shorturl.Visits{Total: n}
-	groups, ok := m["in_window"].(map[string]any)
-	if !ok && m["in_window"] != nil {
-		return shorturl.Visits{}, fmt.Errorf("token %s: in_window is %T, want g:Map", tok, m["in_window"])
-	}
-	v.InWindow = make(map[string][]string, len(groups))
-	for ua, list := range groups {
-		items, ok := list.([]any)
-		if !ok {
-			return shorturl.Visits{}, fmt.Errorf("token %s: click times of a user agent are %T, want g:List", tok, list)
+	v := shorturl.Visits{Total: n, PerDay: make([]map[string]int64, days)}
+	for i := range v.PerDay {
+		key := fmt.Sprintf("d%d", i)
+		groups, ok := m[key].(map[string]any)
+		if !ok && m[key] != nil {
+			return shorturl.Visits{}, fmt.Errorf("token %s: %s is %T, want g:Map", tok, key, m[key])
 		}
-		times := make([]string, len(items))
-		for i, it := range items {
-			if times[i], ok = it.(string); !ok {
-				return shorturl.Visits{}, fmt.Errorf("token %s: effective_at is %T, want a string", tok, it)
+		v.PerDay[i] = make(map[string]int64, len(groups))
+		for ua, c := range groups {
+			n, ok := c.(int64)
+			if !ok || n < 0 {
+				return shorturl.Visits{}, fmt.Errorf("token %s: %s: clicks of a user agent are %v, want a count", tok, key, c)
 			}
+			v.PerDay[i][ua] = n
 		}
-		v.InWindow[ua] = times
 	}
 	return v, nil
 }

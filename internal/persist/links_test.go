@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"testing"
 	"time"
 
@@ -84,7 +83,7 @@ func TestLinkAndVisitsAgainstLocalPersist(t *testing.T) {
 				t.Fatalf("Link = %+v, %v", l, err)
 			}
 			v, err := c.Visits(ctx, u.Token, w)
-			if err != nil || v.Total != 0 || len(v.InWindow) != 0 {
+			if err != nil || v.Total != 0 || !cmp.Equal(v.PerDay, []map[string]int64{{}, {}, {}}) {
 				t.Fatalf("Visits before clicks = %+v, %v", v, err)
 			}
 			day := func(d, h int) time.Time { return time.Date(2026, 11, d, h, 0, 0, 0, time.UTC) }
@@ -96,13 +95,7 @@ func TestLinkAndVisitsAgainstLocalPersist(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := shorturl.Visits{Total: 5, InWindow: map[string][]string{
-				"a":          {"2026-11-01T00:00:00.000Z", "2026-11-01T05:00:00.000Z"},
-				"b 'quoted'": {"2026-11-03T23:59:59.999Z"},
-			}}
-			for _, times := range v.InWindow {
-				slices.Sort(times)
-			}
+			want := shorturl.Visits{Total: 5, PerDay: []map[string]int64{{"a": 2}, {}, {"b 'quoted'": 1}}}
 			if diff := cmp.Diff(want, v); diff != "" {
 				t.Fatalf("Visits (-want +got):\n%s", diff)
 			}
@@ -115,8 +108,8 @@ func TestVisitsMalformedAnswers(t *testing.T) {
 	for name, data := range map[string]string{
 		"clicks not a count":     `{"@type":"g:List","@value":[{"@type":"g:Map","@value":["short_url_token","7BTadEDkJ8","clicks","many"]}]}`,
 		"another token":          `{"@type":"g:List","@value":[{"@type":"g:Map","@value":["short_url_token","AAAAAAAAAA","clicks",{"@type":"g:Int64","@value":1}]}]}`,
-		"window not a map":       `{"@type":"g:List","@value":[{"@type":"g:Map","@value":["short_url_token","7BTadEDkJ8","clicks",{"@type":"g:Int64","@value":1},"in_window","x"]}]}`,
-		"times not strings":      `{"@type":"g:List","@value":[{"@type":"g:Map","@value":["short_url_token","7BTadEDkJ8","clicks",{"@type":"g:Int64","@value":1},"in_window",{"@type":"g:Map","@value":["ua",{"@type":"g:List","@value":[{"@type":"g:Int64","@value":1}]}]}]}]}`,
+		"day not a map":          `{"@type":"g:List","@value":[{"@type":"g:Map","@value":["short_url_token","7BTadEDkJ8","clicks",{"@type":"g:Int64","@value":1},"d0","x"]}]}`,
+		"count not a count":      `{"@type":"g:List","@value":[{"@type":"g:Map","@value":["short_url_token","7BTadEDkJ8","clicks",{"@type":"g:Int64","@value":1},"d1",{"@type":"g:Map","@value":["ua","x"]}]}]}`,
 		"several short_url rows": `{"@type":"g:List","@value":[{"@type":"g:Map","@value":[]},{"@type":"g:Map","@value":[]}]}`,
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -214,5 +207,35 @@ func BenchmarkStats100k(b *testing.B) {
 	}
 	if s.Clicks != 100_000 || inWindow != 100_000 || previews != 6_000 {
 		b.Fatalf("clicks %d, in window %d, previews %d", s.Clicks, inWindow, previews)
+	}
+}
+
+// TestVisitsLongestWindow asks for the longest window allowed, one groupCount per
+// day (a query of some 48 KB), bound and inlined, and finds every click on its day.
+func TestVisitsLongestWindow(t *testing.T) {
+	base := startLocalPersist(t)
+	for _, inline := range []bool{false, true} {
+		t.Run(fmt.Sprintf("inline=%t", inline), func(t *testing.T) {
+			ctx := context.Background()
+			c := newClient(t, base, inline)
+			u := shorturl.ShortURL{Token: shorturl.Token(fmt.Sprintf("LongWin%03d", map[bool]int{false: 0, true: 1}[inline])), Target: "https://example.com/"}
+			u.Path = "https://s.example.com/" + string(u.Token)
+			if err := c.Save(ctx, u); err != nil {
+				t.Fatal(err)
+			}
+			w, err := shorturl.ParseWindow("2025-11-30", "2026-11-30", time.Now())
+			if err != nil || w.Days() != shorturl.MaxWindowDays {
+				t.Fatalf("window %+v (%d days), %v", w, w.Days(), err)
+			}
+			first, last := time.Date(2025, 11, 30, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 30, 23, 59, 59, 999e6, time.UTC)
+			seedVisits(t, c, u, []visit{{first, "a"}, {last, "b"}, {last, "b"}, {first.Add(-time.Millisecond), "a"}})
+			v, err := c.Visits(ctx, u.Token, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Total != 4 || len(v.PerDay) != w.Days() || !cmp.Equal(v.PerDay[0], map[string]int64{"a": 1}) || !cmp.Equal(v.PerDay[w.Days()-1], map[string]int64{"b": 2}) {
+				t.Fatalf("Visits = total %d, %d days, first %v, last %v", v.Total, len(v.PerDay), v.PerDay[0], v.PerDay[len(v.PerDay)-1])
+			}
+		})
 	}
 }

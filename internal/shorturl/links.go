@@ -92,20 +92,24 @@ func parseDay(name, s string) (time.Time, error) {
 // Days is the number of days of the window.
 func (w Window) Days() int { return int(w.To.Sub(w.From).Hours()/24) + 1 }
 
-// Since is the window's lower bound for effective_at, inclusive: its first day,
-// YYYY-MM-DD (every effective_at of that day sorts after it).
-func (w Window) Since() string { return w.From.Format(dayLayout) }
-
-// Until is the window's upper bound for effective_at, exclusive: the day after its
-// last day, YYYY-MM-DD.
-func (w Window) Until() string { return w.To.AddDate(0, 0, 1).Format(dayLayout) }
-
 // Visits are a short URL's clicks read back from Persist: all of them counted, and
-// the click times (effective_at, 2006-01-02T15:04:05.000Z) of those in a window,
-// grouped by the visitor's user agent.
+// those of each day of a window counted by the visitor's user agent.
 type Visits struct {
-	Total    int64
-	InWindow map[string][]string
+	Total int64
+	// PerDay has one entry per day of the window, oldest first (see Window.Bounds):
+	// that day's clicks by user agent. A missing or nil entry is a day without clicks.
+	PerDay []map[string]int64
+}
+
+// Bounds are the days+1 bounds of the window's days for effective_at, YYYY-MM-DD:
+// day i holds the click times t with Bounds[i] <= t < Bounds[i+1] (an effective_at,
+// 2006-01-02T15:04:05.000Z, sorts after its own day and before the next).
+func (w Window) Bounds() []string {
+	b := make([]string, w.Days()+1)
+	for i := range b {
+		b[i] = w.From.AddDate(0, 0, i).Format(dayLayout)
+	}
+	return b
 }
 
 // DayClicks are the clicks of one UTC day; Previews counts those whose user agent is
@@ -116,29 +120,25 @@ type DayClicks struct {
 	Previews int64
 }
 
-// ByDay counts the visits of every day of w, oldest first, days without clicks
-// included. isPreview classifies each distinct user agent once. Click times outside
-// w are not counted.
+// ByDay lists the clicks of every day of w, oldest first, days without clicks
+// included. isPreview classifies each distinct user agent once.
 func (v Visits) ByDay(w Window, isPreview func(userAgent string) bool) []DayClicks {
 	days := make([]DayClicks, w.Days())
-	index := make(map[string]int, len(days))
+	previews := make(map[string]bool)
 	for i := range days {
 		days[i].Day = w.From.AddDate(0, 0, i)
-		index[days[i].Day.Format(dayLayout)] = i
-	}
-	for ua, times := range v.InWindow {
-		preview := isPreview(ua)
-		for _, at := range times {
-			if len(at) < len(dayLayout) {
-				continue
-			}
-			i, ok := index[at[:len(dayLayout)]]
+		if i >= len(v.PerDay) {
+			continue
+		}
+		for ua, n := range v.PerDay[i] {
+			preview, ok := previews[ua]
 			if !ok {
-				continue
+				preview = isPreview(ua)
+				previews[ua] = preview
 			}
-			days[i].Clicks++
+			days[i].Clicks += n
 			if preview {
-				days[i].Previews++
+				days[i].Previews += n
 			}
 		}
 	}
