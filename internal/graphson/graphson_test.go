@@ -293,3 +293,33 @@ func BenchmarkUnmarshalClickDocument(b *testing.B) {
 		}
 	}
 }
+
+// compactInt is only a faster road to what the general path decodes: every spelling
+// either decodes alike through both or is left to the general path.
+func TestCompactIntAgreesWithTheGeneralPath(t *testing.T) {
+	general := func(raw string) (any, error) {
+		var ty typed
+		if err := strictUnmarshal([]byte(raw), &ty); err != nil {
+			return nil, err
+		}
+		return decodeTyped(ty)
+	}
+	for _, v := range []string{"0", "7", "-7", "9223372036854775807", "-9223372036854775808", "9223372036854775808",
+		"-0", "007", "+5", "1e5", "1.0", "", "-", " 5", "5 ", "\"5\"", "null"} {
+		for _, typ := range []string{"g:Int64", "g:Int32"} {
+			raw := `{"@type":"` + typ + `","@value":` + v + `}`
+			n, fast := compactInt([]byte(raw))
+			want, err := general(raw)
+			switch {
+			case fast && (err != nil || want != n):
+				t.Errorf("%s: fast path %d, general path %v %v", raw, n, want, err)
+			case fast != (v == "0" || v == "7" || v == "-7" || v == "9223372036854775807" || v == "-9223372036854775808"):
+				t.Errorf("%s: fast path taken = %v", raw, fast)
+			}
+			got, gerr := DecodeValue([]byte(raw))
+			if (gerr == nil) != (err == nil) || (err == nil && got != want) {
+				t.Errorf("%s: DecodeValue %v %v, general path %v %v", raw, got, gerr, want, err)
+			}
+		}
+	}
+}

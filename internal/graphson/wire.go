@@ -331,6 +331,9 @@ func DecodeValue(raw json.RawMessage) (any, error) {
 			return nil, nil
 		}
 	case '{':
+		if n, ok := compactInt(raw); ok {
+			return n, nil
+		}
 		var t typed
 		if err := strictUnmarshal(raw, &t); err != nil {
 			return nil, fmt.Errorf("%w: typed value: %v", ErrInvalid, err)
@@ -338,6 +341,36 @@ func DecodeValue(raw json.RawMessage) (any, error) {
 		return decodeTyped(t)
 	}
 	return nil, fmt.Errorf("%w: untyped value %.40s", ErrInvalid, raw)
+}
+
+// compactInt reads a g:Int64 or g:Int32 written compactly, as Gremlin servers and
+// local Persist write the counts of a groupCount(): {"@type":"g:Int64","@value":7}.
+// It accepts exactly what the general path decodes to the same int64 and leaves
+// every other spelling (spaces, member order, a bad number) to it: a stats answer
+// holds thousands of these, and a json.Decoder each was most of its decoding.
+func compactInt(raw []byte) (int64, bool) {
+	for _, prefix := range [...]string{`{"@type":"g:Int64","@value":`, `{"@type":"g:Int32","@value":`} {
+		if len(raw) < len(prefix)+2 || string(raw[:len(prefix)]) != prefix || raw[len(raw)-1] != '}' {
+			continue
+		}
+		digits := raw[len(prefix) : len(raw)-1]
+		d := digits
+		if d[0] == '-' {
+			d = d[1:]
+		}
+		// A JSON integer: no sign but a leading minus, no leading zero, no "-0".
+		if len(d) == 0 || (d[0] == '0' && (len(d) > 1 || len(digits) > 1)) {
+			return 0, false
+		}
+		for _, c := range d {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+		}
+		n, err := strconv.ParseInt(string(digits), 10, 64)
+		return n, err == nil
+	}
+	return 0, false
 }
 
 func decodeTyped(t typed) (any, error) {

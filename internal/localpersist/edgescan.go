@@ -117,8 +117,18 @@ func (s *Store) countEdges(ctx context.Context, src string, sc *edgeScan, in []a
 			return 0, err
 		}
 		q, args := sc.query("1", v.id)
+		q = "SELECT count(*) FROM (" + q + ")"
+		if sc.st.kind == stepOutE && len(sc.conds) == 0 { // kept by the writer: no scan
+			q, args = "SELECT coalesce(sum(n), 0) FROM edge_counts WHERE out_v = ?", []any{v.id}
+			if labels := sc.st.labels; len(labels) > 0 {
+				q += " AND label IN (" + placeholders(len(labels)) + ")"
+				for _, l := range labels {
+					args = append(args, l)
+				}
+			}
+		}
 		var n int64
-		if err := s.queryRow(ctx, "SELECT count(*) FROM ("+q+")", args, &n); err != nil {
+		if err := s.queryRow(ctx, q, args, &n); err != nil {
 			return 0, fmt.Errorf("count edges of %s: %w", v.id, err)
 		}
 		total += n

@@ -99,3 +99,39 @@ func TestGroupCountErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestEdgeCountsFollowWhatWasCreated: outE(label).count() is answered from
+// edge_counts, which the writer keeps in the transaction that creates the edges. A
+// click ingested again, twice in one document, or in a document refused as a whole
+// adds nothing; the kept count always equals a count of the edges themselves.
+func TestEdgeCountsFollowWhatWasCreated(t *testing.T) {
+	e := newEnv(t, Options{})
+	u := shortURL(t, "7BTadEDkJ8")
+	e.mustIngest(t, graphson.Document{Vertices: []graphson.Vertex{u}})
+	tok := map[string]any{"token": "7BTadEDkJ8"}
+	check := func(want int64) {
+		t.Helper()
+		for _, q := range []string{
+			"g.V().has('short_url_token', token).outE('short_url_visited').count()",
+			"g.V().has('short_url_token', token).outE().count()",
+			"g.V().has('short_url_token', token).outE('short_url_visited').has('event_identifier', neq('none')).count()",
+		} {
+			if got := e.query(t, q, tok); !cmp.Equal(got, []any{want}) {
+				t.Errorf("%s = %v, want %d", q, got, want)
+			}
+		}
+	}
+	check(0)
+	e.mustIngest(t, graphson.Document{Edges: []graphson.Edge{click(t, u, "ev_1"), click(t, u, "ev_2")}})
+	check(2)
+	e.mustIngest(t, graphson.Document{Edges: []graphson.Edge{click(t, u, "ev_1")}})
+	check(2)
+	e.mustIngest(t, graphson.Document{Edges: []graphson.Edge{click(t, u, "ev_3"), click(t, u, "ev_3"), click(t, u, "ev_2")}})
+	check(3)
+	refused := click(t, u, "ev_4")
+	refused.InVLabel = "visitor" // does not match the stored vertex: the whole document is refused
+	if status, _ := e.ingest(t, docJSON(t, graphson.Document{Edges: []graphson.Edge{click(t, u, "ev_5"), refused}})); status != http.StatusBadRequest {
+		t.Fatalf("a document with a mislabelled endpoint: status %d", status)
+	}
+	check(3)
+}

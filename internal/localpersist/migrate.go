@@ -76,6 +76,7 @@ func migrateV2(ctx context.Context, tx *sql.Tx) error {
 		`DROP TABLE edges`,
 		`ALTER TABLE edges_v3 RENAME TO edges`,
 	}, edgeIndexes()...)
+	stmts = append(stmts, `INSERT INTO edge_counts (out_v, label, n) SELECT out_v, label, count(*) FROM edges GROUP BY out_v, label`)
 	if err := execAll(ctx, tx, stmts); err != nil {
 		return fmt.Errorf("replace edges: %w", err)
 	}

@@ -19,8 +19,13 @@ type writeStmts struct {
 	insertVertexProp *sql.Stmt
 	insertEdge       *sql.Stmt
 	vertexLabel      *sql.Stmt
-	known            *knownVertices // set by in: the writer's, for one transaction
+	countEdges       *sql.Stmt
+	known            *knownVertices    // set by in: the writer's, for one transaction
+	created          map[edgeKey]int64 // set by in: edges the transaction created, per vertex and label
 }
+
+// edgeKey is a vertex and an edge label: a row of edge_counts.
+type edgeKey struct{ outV, label string }
 
 func (w *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 	for _, p := range []struct {
@@ -31,6 +36,7 @@ func (w *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 		{&w.insertVertexProp, `INSERT INTO vertex_properties (vertex_id, key, label, kind, value) VALUES (?, ?, ?, ?, ?)`},
 		{&w.insertEdge, `INSERT INTO edges (id, label, out_v, out_label, in_v, in_label, created_at, properties, effective_at, user_agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`},
 		{&w.vertexLabel, `SELECT label FROM vertices WHERE id = ?`},
+		{&w.countEdges, `INSERT INTO edge_counts (out_v, label, n) VALUES (?, ?, ?) ON CONFLICT (out_v, label) DO UPDATE SET n = n + excluded.n`},
 	} {
 		st, err := db.PrepareContext(ctx, p.query)
 		if err != nil {
@@ -42,7 +48,7 @@ func (w *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 }
 
 func (w *writeStmts) close() error {
-	return closeStmts(w.insertVertex, w.insertVertexProp, w.insertEdge, w.vertexLabel)
+	return closeStmts(w.insertVertex, w.insertVertexProp, w.insertEdge, w.vertexLabel, w.countEdges)
 }
 
 // in binds the statements to a transaction that records the vertices it writes or
@@ -50,6 +56,8 @@ func (w *writeStmts) close() error {
 func (w *writeStmts) in(ctx context.Context, tx *sql.Tx, known *knownVertices) *writeStmts {
 	return &writeStmts{
 		known:            known,
+		created:          map[edgeKey]int64{},
+		countEdges:       tx.StmtContext(ctx, w.countEdges),
 		insertVertex:     tx.StmtContext(ctx, w.insertVertex),
 		insertVertexProp: tx.StmtContext(ctx, w.insertVertexProp),
 		insertEdge:       tx.StmtContext(ctx, w.insertEdge),
@@ -156,6 +164,9 @@ func (s *Store) writeBatch(ctx context.Context, batch []*ingestRequest, now stri
 			return nil, err
 		}
 	}
+	if err := st.addEdgeCounts(ctx); err != nil {
+		return nil, err
+	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("commit write transaction: %w", err)
 	}
@@ -188,9 +199,21 @@ func (st *writeStmts) writeDocument(ctx context.Context, req *ingestRequest, now
 		}
 		if created {
 			res.edges.Created++
+			st.created[edgeKey{e.OutV, e.Label}]++
 		}
 	}
 	return res, nil
+}
+
+// addEdgeCounts adds the edges the transaction created to edge_counts, one row per
+// vertex and label however many clicks it took.
+func (st *writeStmts) addEdgeCounts(ctx context.Context) error {
+	for k, n := range st.created {
+		if _, err := st.countEdges.ExecContext(ctx, k.outV, k.label, n); err != nil {
+			return fmt.Errorf("count edges of %s: %w", k.outV, err)
+		}
+	}
+	return nil
 }
 
 // checkStoredEndpoints rejects a document with an edge whose endpoint is neither
