@@ -64,6 +64,15 @@ func Normalize(host string) (string, error) {
 	if i := strings.IndexFunc(name, forbidden); i >= 0 {
 		return "", fmt.Errorf("%w %q: forbidden character %q", ErrInvalid, host, name[i])
 	}
+	// A punycode label must decode again: ToASCII encodes labels that its own decoder
+	// then refuses (a label of some 2,000 ";" and a few letters overflows punycode's
+	// decoding), and a host whose ASCII form is refused can be neither resolved nor
+	// compared (FuzzNormalize found it).
+	if strings.Contains(name, "xn--") {
+		if again, err := uts46.ToASCII(name); err != nil || strings.TrimRight(again, ".") != name {
+			return "", fmt.Errorf("%w %q: its ASCII form %.80q does not decode again", ErrInvalid, host, name)
+		}
+	}
 	if !endsInNumber(name) {
 		return name, nil
 	}
