@@ -270,11 +270,7 @@ func (c *compiler) groupCount(cl *call, rest []*call) (string, int, error) {
 // left out (TinkerPop 3.6+ by() semantics) and keys must be strings.
 func (s *Store) groupCountInto(ctx context.Context, src string, st *step, in []any, counts map[string]any) error {
 	for _, t := range in {
-		el, err := asElement(src, st, t)
-		if err != nil {
-			return err
-		}
-		props, err := s.properties(ctx, el)
+		props, err := s.propertiesOf(ctx, src, st, t)
 		if err != nil {
 			return err
 		}

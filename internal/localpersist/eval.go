@@ -229,11 +229,7 @@ func (s *Store) apply(ctx context.Context, src string, steps []step, in []any) (
 			})
 		case stepHas:
 			in, err = filter(in, func(t any) (bool, error) {
-				el, err := asElement(src, st, t)
-				if err != nil {
-					return false, err
-				}
-				props, err := s.properties(ctx, el)
+				props, err := s.propertiesOf(ctx, src, st, t)
 				if err != nil {
 					return false, err
 				}
@@ -397,14 +393,19 @@ func (s *Store) vertexProperties(ctx context.Context, id string) (map[string]any
 	return props, nil
 }
 
+// propertiesOf is the properties of traverser t, which step st needs to be an element.
+func (s *Store) propertiesOf(ctx context.Context, src string, st *step, t any) (map[string]any, error) {
+	el, err := asElement(src, st, t)
+	if err != nil {
+		return nil, err
+	}
+	return s.properties(ctx, el)
+}
+
 func (s *Store) values(ctx context.Context, src string, st *step, in []any) ([]any, error) {
 	var out []any
 	for _, t := range in {
-		el, err := asElement(src, st, t)
-		if err != nil {
-			return nil, err
-		}
-		props, err := s.properties(ctx, el)
+		props, err := s.propertiesOf(ctx, src, st, t)
 		if err != nil {
 			return nil, err
 		}
@@ -433,11 +434,7 @@ func (s *Store) project(ctx context.Context, src string, st *step, in []any) ([]
 				}
 				continue
 			}
-			el, err := asElement(src, st, t)
-			if err != nil {
-				return nil, err
-			}
-			props, err := s.properties(ctx, el)
+			props, err := s.propertiesOf(ctx, src, st, t)
 			if err != nil {
 				return nil, err
 			}
@@ -458,11 +455,7 @@ func (s *Store) project(ctx context.Context, src string, st *step, in []any) ([]
 func (s *Store) groupBy(ctx context.Context, src string, st *step, in []any) ([]any, error) {
 	groups := make(map[string]any)
 	for _, t := range in {
-		el, err := asElement(src, st, t)
-		if err != nil {
-			return nil, err
-		}
-		props, err := s.properties(ctx, el)
+		props, err := s.propertiesOf(ctx, src, st, t)
 		if err != nil {
 			return nil, err
 		}
