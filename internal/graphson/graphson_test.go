@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -321,5 +322,40 @@ func TestCompactIntAgreesWithTheGeneralPath(t *testing.T) {
 				t.Errorf("%s: DecodeValue %v %v, general path %v %v", raw, got, gerr, want, err)
 			}
 		}
+	}
+}
+
+// compactCollection is only a faster road to what the general path decodes.
+func TestCompactCollectionAgreesWithTheGeneralPath(t *testing.T) {
+	general := func(raw string) (any, error) {
+		var ty typed
+		if err := strictUnmarshal([]byte(raw), &ty); err != nil {
+			return nil, err
+		}
+		return decodeTyped(ty)
+	}
+	for _, raw := range []string{
+		`{"@type":"g:List","@value":[]}`,
+		`{"@type":"g:List","@value":["a",{"@type":"g:Int64","@value":2}]}`,
+		`{"@type":"g:Set","@value":["a","a"]}`,
+		`{"@type":"g:Map","@value":["k",{"@type":"g:Map","@value":["ua",{"@type":"g:Int64","@value":3}]}]}`,
+		`{"@type":"g:Map","@value":["k"]}`,
+		`{"@type":"g:Map","@value":[1,2]}`,
+		`{"@type":"g:List","@value":[1],"x":1}`,
+		`{"@type":"g:List","@value":[1]}}`,
+		`{"@type":"g:List","@value":[1] }`,
+		`{"@type":"g:List","@value":[1],"@value":[2]}`,
+		`{"@type":"g:List","@value":[}`,
+	} {
+		want, werr := general(raw)
+		got, gerr := DecodeValue([]byte(raw))
+		if (werr == nil) != (gerr == nil) || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: DecodeValue %#v %v, general path %#v %v", raw, got, gerr, want, werr)
+		}
+	}
+	// Stricter in one way: a repeated @value, which encoding/json resolves to the
+	// last, is refused.
+	if v, err := DecodeValue([]byte(`{"@type":"g:List","@value":["a"],"@value":["b"]}`)); err == nil {
+		t.Errorf("a repeated @value decoded as %v", v)
 	}
 }

@@ -315,6 +315,9 @@ func DecodeValue(raw json.RawMessage) (any, error) {
 	}
 	switch raw[0] {
 	case '"':
+		if s, ok := plainString(raw); ok {
+			return s, nil
+		}
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
@@ -333,6 +336,9 @@ func DecodeValue(raw json.RawMessage) (any, error) {
 	case '{':
 		if n, ok := compactInt(raw); ok {
 			return n, nil
+		}
+		if t, ok := compactCollection(raw); ok {
+			return decodeTyped(t)
 		}
 		var t typed
 		if err := strictUnmarshal(raw, &t); err != nil {
@@ -371,6 +377,21 @@ func compactInt(raw []byte) (int64, bool) {
 		return n, err == nil
 	}
 	return 0, false
+}
+
+// compactCollection reads the type and value of a g:List, g:Set or g:Map written
+// compactly ({"@type":"g:Map","@value":[…]}) without a json.Decoder over the whole
+// collection at every level of nesting. The value is still decoded strictly as one
+// JSON array by decodeTyped, so a member after it or anything but an array fails
+// there as it fails on the general path.
+func compactCollection(raw []byte) (typed, bool) {
+	for _, typ := range [...]string{"g:List", "g:Map", "g:Set"} {
+		prefix := `{"@type":"` + typ + `","@value":`
+		if len(raw) > len(prefix)+1 && string(raw[:len(prefix)]) == prefix && raw[len(raw)-1] == '}' && raw[len(prefix)] == '[' {
+			return typed{Type: typ, Value: raw[len(prefix) : len(raw)-1]}, true
+		}
+	}
+	return typed{}, false
 }
 
 func decodeTyped(t typed) (any, error) {
