@@ -84,6 +84,7 @@ type Issuer struct {
 	screen   Screening
 	batch    BatchStore   // nil: no ShortenBatch
 	idem     *idempotency // nil: no idempotent issuance
+	together *coalescer   // nil: each ShortenFor checks and writes on its own
 }
 
 // IssuerConfig configures an Issuer. Rand should be crypto/rand.Reader.
@@ -110,6 +111,11 @@ type IssuerConfig struct {
 	// least MinIdempotencySecretBytes long; nil: idempotent issuance fails with
 	// ErrIdempotencyUnavailable.
 	IdempotencySecret []byte
+	// Coalesce makes the ShortenFor calls that wait at the same moment share one
+	// LookupMany and one SaveMany through Batch, each still answered only once its
+	// short URL was written. For a server with concurrent producers (serve); a
+	// Lambda function handles one request at a time and gains nothing.
+	Coalesce bool
 }
 
 // NewIssuer checks the configuration and builds an Issuer.
@@ -129,6 +135,12 @@ func NewIssuer(c IssuerConfig) (*Issuer, error) {
 		c.MaxDraws = 5
 	}
 	is := &Issuer{store: c.Store, base: base, hosts: hosts, rand: c.Rand, maxDraws: c.MaxDraws, screen: c.Screening, batch: c.Batch}
+	if c.Coalesce {
+		if c.Batch == nil {
+			return nil, fmt.Errorf("issuer coalescing needs a batch store: %w", ErrNoBatchStore)
+		}
+		is.together = newCoalescer(is)
+	}
 	if c.IdempotencySecret != nil {
 		if len(c.IdempotencySecret) < MinIdempotencySecretBytes {
 			return nil, fmt.Errorf("idempotency secret has %d bytes, want at least %d", len(c.IdempotencySecret), MinIdempotencySecretBytes)
@@ -171,6 +183,9 @@ func (s *Issuer) shorten(ctx context.Context, target string, hosts HostRules) (S
 	}
 	if err := s.screen.check("", target); err != nil {
 		return ShortURL{}, err
+	}
+	if s.together != nil {
+		return s.together.issue(ctx, target)
 	}
 	for range s.maxDraws {
 		tok, err := NewToken(s.rand)
