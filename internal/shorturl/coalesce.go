@@ -80,6 +80,16 @@ func (c *coalescer) run() {
 // URLs in one ingest and answers every caller. A store error fails them all, with
 // nothing reported as created.
 func (c *coalescer) issueBatch(batch []*pendingIssue) {
+	answered := 0
+	defer func() {
+		// A panic here would otherwise kill the one goroutine every later issuance
+		// waits on; its batch is answered with the failure instead.
+		if r := recover(); r != nil {
+			for _, p := range batch[answered:] {
+				p.done <- BatchResult{Err: fmt.Errorf("issue a short url: internal error: %v", r)}
+			}
+		}
+	}()
 	ctx := context.Background() // the store's own timeouts bound each call
 	todo := make([]batchEntry, len(batch))
 	for i, p := range batch {
@@ -104,5 +114,6 @@ func (c *coalescer) issueBatch(batch []*pendingIssue) {
 			results[i] = BatchResult{Err: err}
 		}
 		p.done <- results[i]
+		answered++
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -142,5 +143,28 @@ func TestCoalescedIssuanceCallerGivesUp(t *testing.T) {
 	close(g.release)
 	if _, err := is.ShortenFor(context.Background(), "https://example.com/next", ""); err != nil {
 		t.Fatalf("the next issuance: %v", err)
+	}
+}
+
+// panickyStore panics in its first LookupMany.
+type panickyStore struct {
+	*graphStore
+	once sync.Once
+}
+
+func (p *panickyStore) LookupMany(ctx context.Context, toks []shorturl.Token) ([]shorturl.ShortURL, error) {
+	p.once.Do(func() { panic("store bug") })
+	return p.graphStore.LookupMany(ctx, toks)
+}
+
+// A panic inside a batch answers that batch with an error and leaves the coalescer
+// serving the next ones.
+func TestCoalescedIssuanceSurvivesAPanic(t *testing.T) {
+	is := coalescingIssuer(t, &panickyStore{graphStore: newGraphStore()})
+	if _, err := is.ShortenFor(context.Background(), "https://example.com/a", ""); err == nil || !strings.Contains(err.Error(), "internal error") {
+		t.Fatalf("the batch that panicked: %v", err)
+	}
+	if _, err := is.ShortenFor(context.Background(), "https://example.com/b", ""); err != nil {
+		t.Fatalf("the next batch: %v", err)
 	}
 }
