@@ -39,8 +39,10 @@ const (
 	// are cut at a character boundary.
 	MaxUserAgent = 1024
 
+	// TokenLength is the number of base62 characters of a short URL's token.
+	TokenLength = 10
+
 	timeLayout = "2006-01-02T15:04:05.000Z"
-	tokenChars = 10
 )
 
 // ErrInvalid reports a graph fact or dead letter that is not one Linoone builds.
@@ -80,7 +82,7 @@ func Append(dst []byte, c Click, eventID string) (Fact, error) {
 	if !isEventID(eventID) {
 		return Fact{}, fmt.Errorf("%w: event identifier %q is not ev_ + ULID", ErrInvalid, eventID)
 	}
-	if !isToken(c.Token) || !utf8.ValidString(c.Path) || !utf8.ValidString(c.Target) || !utf8.ValidString(c.IP) {
+	if !IsToken(c.Token) || !utf8.ValidString(c.Path) || !utf8.ValidString(c.Target) || !utf8.ValidString(c.IP) {
 		return Fact{}, fmt.Errorf("%w: short url or visitor address is not valid", ErrInvalid)
 	}
 	c.UserAgent = strings.ToValidUTF8(c.UserAgent, "\uFFFD")
@@ -215,10 +217,11 @@ func isEventID(s string) bool {
 	return true
 }
 
-// isToken reports whether s has a token's shape, 10 base62 characters: a fact names
-// only a short URL that resolved.
-func isToken(s string) bool {
-	if len(s) != tokenChars {
+// IsToken reports whether s has a token's shape, TokenLength base62 characters: a
+// fact names only a short URL that resolved. It is the one check of a token's
+// shape; package shorturl, whose tokens facts carry, answers with it too.
+func IsToken(s string) bool {
+	if len(s) != TokenLength {
 		return false
 	}
 	for i := 0; i < len(s); i++ {

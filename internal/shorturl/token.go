@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/linoone/linoone/internal/clickfact"
 )
 
 // TokenLength is the number of base62 characters in a token.
-const TokenLength = 10
+const TokenLength = clickfact.TokenLength
 
 const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
@@ -27,18 +29,7 @@ func ParseToken(s string) (Token, error) {
 
 // IsToken reports whether s is exactly TokenLength base62 characters. It does not
 // allocate; the resolver calls it before anything else.
-func IsToken(s string) bool {
-	if len(s) != TokenLength {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'A' || c > 'Z') && (c < 'a' || c > 'z') {
-			return false
-		}
-	}
-	return true
-}
+func IsToken(s string) bool { return clickfact.IsToken(s) }
 
 // NewToken draws a token from r, which should be crypto/rand.Reader. Each character
 // takes the low six bits of a random byte and rejects values ≥ 62, so every one of
