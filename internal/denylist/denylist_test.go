@@ -3,11 +3,9 @@ package denylist_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/linoone/linoone/internal/denylist"
+	"github.com/linoone/linoone/internal/denylist/denylisttest"
 )
 
 const list = `# deny list
@@ -198,24 +197,8 @@ func blocked(h *denylist.Holder, target string) bool {
 	return b
 }
 
-// bigList is n rules: a third hosts, a third domains, a third prefixes.
-func bigList(n int) string {
-	var b strings.Builder
-	for i := range n {
-		switch i % 3 {
-		case 0:
-			fmt.Fprintf(&b, "host%d.example\n", i)
-		case 1:
-			fmt.Fprintf(&b, "*.domain%d.example\n", i)
-		default:
-			fmt.Fprintf(&b, "https://prefix%d.example/p/\n", i)
-		}
-	}
-	return b.String()
-}
-
 func TestHundredThousandRules(t *testing.T) {
-	s := bigList(100_000)
+	s := denylisttest.Rules(100_000)
 	start := time.Now()
 	l, bad := denylist.ParseString(s)
 	t.Logf("100,000 rules (%d bytes) loaded in %v", len(s), time.Since(start))
@@ -237,7 +220,7 @@ func TestHundredThousandRules(t *testing.T) {
 
 // BenchmarkMatch100k is the lookup cost per target with 100,000 rules in force.
 func BenchmarkMatch100k(b *testing.B) {
-	l, _ := denylist.ParseString(bigList(100_000))
+	l, _ := denylist.ParseString(denylisttest.Rules(100_000))
 	for _, target := range []string{"https://login.unlisted.example/some/path?q=1", "https://a.b.domain99997.example/x", "https://Login.Unlisted.Example./x"} {
 		b.Run(target, func(b *testing.B) {
 			b.ReportAllocs()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
+	"github.com/linoone/linoone/internal/denylist/denylisttest"
 	"github.com/linoone/linoone/internal/eventid"
 	"github.com/linoone/linoone/internal/hotset"
 	"github.com/linoone/linoone/internal/httpapi"
@@ -95,7 +96,7 @@ func BenchmarkResolve(b *testing.B) {
 			}
 			var screen shorturl.Screening
 			if c.deny { // 100,000 rules, none matching: the deny list's cost per redirect
-				screen.Screen = holding(b, denyRules(100_000))
+				screen.Screen = holding(b, denylisttest.Rules(100_000))
 			}
 			res, _ := shorturl.NewResolver(store, rec, screen)
 			h := httpapi.NewResolver(httpapi.ResolverDeps{Resolver: res})

@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"crypto/rand"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -121,20 +120,4 @@ func TestResolveBlockedLinkIsGone(t *testing.T) {
 	if r, _ := get(http.MethodGet); r.StatusCode != http.StatusFound {
 		t.Errorf("after unblocking: %d", r.StatusCode)
 	}
-}
-
-// denyRules is n rules: hosts, domains and prefixes in turn.
-func denyRules(n int) string {
-	var b strings.Builder
-	for i := range n {
-		switch i % 3 {
-		case 0:
-			fmt.Fprintf(&b, "host%d.example\n", i)
-		case 1:
-			fmt.Fprintf(&b, "*.domain%d.example\n", i)
-		default:
-			fmt.Fprintf(&b, "https://prefix%d.example/p/\n", i)
-		}
-	}
-	return b.String()
 }
