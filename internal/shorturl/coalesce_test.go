@@ -2,7 +2,6 @@ package shorturl_test
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
@@ -30,13 +29,7 @@ func coalescingIssuer(t *testing.T, st interface {
 	shorturl.Store
 	shorturl.BatchStore
 }) *shorturl.Issuer {
-	t.Helper()
-	is, err := shorturl.NewIssuer(shorturl.IssuerConfig{Store: st, Batch: st, ResolverBaseURL: "https://s.example.com/",
-		Rand: rand.Reader, MaxDraws: 3, Coalesce: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return is
+	return batchIssuer(t, st, func(c *shorturl.IssuerConfig) { c.Coalesce = true })
 }
 
 // The issuances that wait while a batch is in Persist go out together as the next

@@ -97,14 +97,24 @@ func (s *graphStore) vertices() int {
 
 var testSecret = []byte("0123456789abcdef0123456789abcdef")
 
-func idemIssuer(t *testing.T, st *graphStore) *shorturl.Issuer {
+// batchIssuer is an Issuer over st as its store and batch store, configured further
+// by with.
+func batchIssuer(t *testing.T, st interface {
+	shorturl.Store
+	shorturl.BatchStore
+}, with func(*shorturl.IssuerConfig)) *shorturl.Issuer {
 	t.Helper()
-	is, err := shorturl.NewIssuer(shorturl.IssuerConfig{Store: st, Batch: st, ResolverBaseURL: "https://s.example.com/",
-		Rand: rand.Reader, MaxDraws: 3, IdempotencySecret: testSecret})
+	c := shorturl.IssuerConfig{Store: st, Batch: st, ResolverBaseURL: "https://s.example.com/", Rand: rand.Reader, MaxDraws: 3}
+	with(&c)
+	is, err := shorturl.NewIssuer(c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return is
+}
+
+func idemIssuer(t *testing.T, st *graphStore) *shorturl.Issuer {
+	return batchIssuer(t, st, func(c *shorturl.IssuerConfig) { c.IdempotencySecret = testSecret })
 }
 
 // TestDeriveTokenVector pins the derivation README's "Idempotent issuance" documents,
