@@ -44,20 +44,14 @@ func inspect(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return fmt.Errorf("GET %s/links/%s: %w", base, tok, err)
 	}
-	if res.JSON200 == nil {
-		return problemError(res.StatusCode(), res.Body)
-	}
-	if *asJSON {
-		_, err = stdout.Write(res.Body)
-		return err
-	}
-	l := res.JSON200
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "token\t%s\nshort_url\t%s\ntarget_url\t%s\n", l.Token, l.ShortURL, l.TargetURL)
-	if l.CreatedAt != nil {
-		fmt.Fprintf(tw, "created_at\t%s\n", l.CreatedAt.UTC().Format(time.RFC3339Nano))
-	}
-	return tw.Flush()
+	return printAnswer(stdout, *asJSON, res.StatusCode(), res.Body, res.JSON200, func(l *management.Link) error {
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "token\t%s\nshort_url\t%s\ntarget_url\t%s\n", l.Token, l.ShortURL, l.TargetURL)
+		if l.CreatedAt != nil {
+			fmt.Fprintf(tw, "created_at\t%s\n", l.CreatedAt.UTC().Format(time.RFC3339Nano))
+		}
+		return tw.Flush()
+	})
 }
 
 // tokenOf is the token of a short URL (its last path segment), or s itself.

@@ -53,24 +53,28 @@ func shorten(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return fmt.Errorf("POST %s/shorten: %w", *endpoint, err)
 	}
-	switch {
-	case res.JSON201 != nil:
-		if *asJSON {
-			_, err = stdout.Write(res.Body)
-			return err
-		}
-		_, err = fmt.Fprintln(stdout, res.JSON201.ShortURL)
-		return err
-	case res.JSON200 != nil: // an Idempotency-Key replay
-		if *asJSON {
-			_, err = stdout.Write(res.Body)
-			return err
-		}
-		_, err = fmt.Fprintln(stdout, res.JSON200.ShortURL)
-		return err
-	default:
-		return problemError(res.StatusCode(), res.Body)
+	created := res.JSON201
+	if created == nil {
+		created = res.JSON200 // an Idempotency-Key replay: the same body
 	}
+	return printAnswer(stdout, *asJSON, res.StatusCode(), res.Body, created, func(u *management.ShortURL) error {
+		_, err := fmt.Fprintln(stdout, u.ShortURL)
+		return err
+	})
+}
+
+// printAnswer prints a management API answer: its JSON as it came with --json,
+// else what text writes of ok; without ok (another status) it is the problem the
+// answer carries.
+func printAnswer[T any](stdout io.Writer, asJSON bool, status int, body []byte, ok *T, text func(*T) error) error {
+	if ok == nil {
+		return problemError(status, body)
+	}
+	if asJSON {
+		_, err := stdout.Write(body)
+		return err
+	}
+	return text(ok)
 }
 
 // producerCredentials are the SigV4 credentials of the producer CLI: the environment

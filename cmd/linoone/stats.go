@@ -48,23 +48,17 @@ func stats(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return fmt.Errorf("GET %s/links/%s/stats: %w", base, tok, err)
 	}
-	if res.JSON200 == nil {
-		return problemError(res.StatusCode(), res.Body)
-	}
-	if *asJSON {
-		_, err = stdout.Write(res.Body)
-		return err
-	}
-	s := res.JSON200
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "date\tclicks\tpreviews\t")
-	var clicks, previews int64
-	for _, d := range s.ByDay {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t\n", d.Date.Format("2006-01-02"), d.Clicks, d.Previews)
-		clicks += d.Clicks
-		previews += d.Previews
-	}
-	fmt.Fprintf(tw, "window\t%d\t%d\t\n", clicks, previews)
-	fmt.Fprintf(tw, "all time\t%d\t\t\n", s.Clicks)
-	return tw.Flush()
+	return printAnswer(stdout, *asJSON, res.StatusCode(), res.Body, res.JSON200, func(s *management.LinkStats) error {
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "date\tclicks\tpreviews\t")
+		var clicks, previews int64
+		for _, d := range s.ByDay {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t\n", d.Date.Format("2006-01-02"), d.Clicks, d.Previews)
+			clicks += d.Clicks
+			previews += d.Previews
+		}
+		fmt.Fprintf(tw, "window\t%d\t%d\t\n", clicks, previews)
+		fmt.Fprintf(tw, "all time\t%d\t\t\n", s.Clicks)
+		return tw.Flush()
+	})
 }
