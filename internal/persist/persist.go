@@ -30,14 +30,11 @@ const (
 	gremlinAccept = "application/vnd.gremlin-v3.0+json"
 	maxResponse   = 4 << 20
 
-	// Both queries ask for two vertices: a token must name one short URL, and a
+	// The lookup asks for two vertices: a token must name one short URL, and a
 	// Persist that holds two with different targets gets no guess.
 	lookupQuery = "g.V().hasLabel('short_url').has('short_url_token', %s).limit(2)" +
 		".project('short_url_token','short_url_path','target_url')" +
 		".by('short_url_token').by('short_url_path').by('target_url')"
-	clicksQuery = "g.V().hasLabel('short_url').has('short_url_token', %s).limit(2)" +
-		".project('short_url_token','clicks')" +
-		".by('short_url_token').by(__.outE('short_url_visited').count())"
 )
 
 // SigV4 signs Persist calls (on AWS, with the Lambda role's credentials).
@@ -126,23 +123,6 @@ func (c *Client) Lookup(ctx context.Context, tok shorturl.Token) (shorturl.Short
 		}
 	}
 	return u, nil
-}
-
-// Clicks counts the short_url_visited edges of a token's short URL.
-func (c *Client) Clicks(ctx context.Context, tok shorturl.Token) (int64, error) {
-	rows, err := c.tokenQuery(ctx, "clicks", clicksQuery, tok)
-	if err != nil {
-		return 0, err
-	}
-	if len(rows) > 1 {
-		return 0, fmt.Errorf("token %s: persist holds several short_url vertices: %w: %w", tok, shorturl.ErrNotFound, shorturl.ErrInvalidStored)
-	}
-	row := rows[0]
-	n, ok := row["clicks"].(int64)
-	if !ok || n < 0 {
-		return 0, &Error{Op: "clicks", Kind: KindMalformed, Err: fmt.Errorf("token %s: clicks is %v, want a count", tok, row["clicks"])}
-	}
-	return n, nil
 }
 
 // tokenQuery runs a query whose only input is the token and returns its rows, at

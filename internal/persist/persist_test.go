@@ -107,14 +107,18 @@ func TestClicksAgainstLocalPersist(t *testing.T) {
 	ctx := context.Background()
 	c := newClient(t, startLocalPersist(t), false)
 	u := shorturl.ShortURL{Token: "7BTadEDkJ8", Path: "https://s.example.com/7BTadEDkJ8", Target: "https://example.com/"}
-	if _, err := c.Clicks(ctx, u.Token); !errors.Is(err, shorturl.ErrNotFound) {
+	window, err := shorturl.ParseWindow("", "", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Visits(ctx, u.Token, window); !errors.Is(err, shorturl.ErrNotFound) {
 		t.Fatalf("unknown token: err = %v", err)
 	}
 	if err := c.Save(ctx, u); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := c.Clicks(ctx, u.Token); err != nil || n != 0 {
-		t.Fatalf("Clicks = %d, %v", n, err)
+	if v, err := c.Visits(ctx, u.Token, window); err != nil || v.Total != 0 {
+		t.Fatalf("clicks = %d, %v", v.Total, err)
 	}
 	ids := []string{"ev_01JZ8Q6W3C4V5B6N7M8K9J0H1A", "ev_01JZ8Q6W3C4V5B6N7M8K9J0H1B", "ev_01JZ8Q6W3C4V5B6N7M8K9J0H1A"}
 	for _, id := range ids { // the third is a replay of the first: the same edge
@@ -132,8 +136,8 @@ func TestClicksAgainstLocalPersist(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n, err := c.Clicks(ctx, u.Token); err != nil || n != 2 {
-		t.Fatalf("Clicks = %d, %v; want 2 (a replayed fact is the same edge)", n, err)
+	if v, err := c.Visits(ctx, u.Token, window); err != nil || v.Total != 2 {
+		t.Fatalf("clicks = %d, %v; want 2 (a replayed fact is the same edge)", v.Total, err)
 	}
 }
 
@@ -161,7 +165,7 @@ func TestUnavailable(t *testing.T) {
 		{"slow", func(w http.ResponseWriter, r *http.Request) {
 			select {
 			case <-r.Context().Done():
-			case <-time.After(time.Second):
+			case <-time.After(2 * time.Second): // longer than any call's timeout, visits' 5 × 300 ms too
 			}
 		}, false, false},
 	}
@@ -174,8 +178,9 @@ func TestUnavailable(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, lerr := c.Lookup(context.Background(), u.Token)
-			_, cerr := c.Clicks(context.Background(), u.Token)
-			results := map[string]error{"lookup": lerr, "clicks": cerr}
+			window, _ := shorturl.ParseWindow("", "", time.Now())
+			_, verr := c.Visits(context.Background(), u.Token, window)
+			results := map[string]error{"lookup": lerr, "visits": verr}
 			if !tt.ingestOnly {
 				results["save"] = c.Save(context.Background(), u)
 			}
@@ -198,10 +203,11 @@ func TestUnavailable(t *testing.T) {
 		}))
 		defer srv.Close()
 		c, _ := persist.New(persist.Config{BaseURL: srv.URL})
-		_, err := c.Clicks(context.Background(), u.Token)
+		window, _ := shorturl.ParseWindow("", "", time.Now())
+		_, err := c.Visits(context.Background(), u.Token, window)
 		var perr *persist.Error
 		if !errors.Is(err, shorturl.ErrUnavailable) || !errors.Is(err, persist.ErrRejected) || !errors.As(err, &perr) ||
-			perr.Op != "clicks" || perr.Kind != persist.KindMalformed {
+			perr.Op != "visits" || perr.Kind != persist.KindMalformed {
 			t.Fatalf("err = %#v, want a malformed-answer *persist.Error matching ErrUnavailable", err)
 		}
 	})
