@@ -71,18 +71,13 @@ func (c *Client) Link(ctx context.Context, tok shorturl.Token) (shorturl.Link, e
 	if err != nil {
 		return shorturl.Link{}, err
 	}
+	us, err := shortURLsOf(tok, rows)
+	if err != nil {
+		return shorturl.Link{}, err
+	}
 	var l shorturl.Link
 	for i, row := range rows {
-		v := shorturl.Link{ShortURL: shorturl.ShortURL{Token: tok}}
-		v.Path, _ = row["short_url_path"].(string)
-		v.Target, _ = row["target_url"].(string)
-		if got, _ := row["short_url_token"].(string); got != string(tok) || v.Target == "" {
-			return shorturl.Link{}, fmt.Errorf("token %s: persist answered a vertex without it or without a target: %w", tok, shorturl.ErrNotFound)
-		}
-		if i > 0 && v.Target != l.Target {
-			return shorturl.Link{}, fmt.Errorf("token %s: persist holds several short_url vertices with different targets: %w: %w",
-				tok, shorturl.ErrNotFound, shorturl.ErrInvalidStored)
-		}
+		v := shorturl.Link{ShortURL: us[i]}
 		if v.CreatedAt, err = createdAt(row["created_at"]); err != nil {
 			return shorturl.Link{}, &Error{Op: "link", Kind: KindMalformed, Err: fmt.Errorf("token %s: %w", tok, err)}
 		}

@@ -106,23 +106,32 @@ func (c *Client) Lookup(ctx context.Context, tok shorturl.Token) (shorturl.Short
 	if err != nil {
 		return shorturl.ShortURL{}, err
 	}
-	var u shorturl.ShortURL
+	us, err := shortURLsOf(tok, rows)
+	if err != nil {
+		return shorturl.ShortURL{}, err
+	}
+	return us[0], nil
+}
+
+// shortURLsOf reads the rows of a token query (at least one): the short URLs stored
+// under tok. Each must carry tok and a target, and all the same target: a token
+// names one short URL, and a Persist that holds two gets no guess.
+func shortURLsOf(tok shorturl.Token, rows []map[string]any) ([]shorturl.ShortURL, error) {
+	us := make([]shorturl.ShortURL, len(rows))
 	for i, row := range rows {
-		v := shorturl.ShortURL{Token: tok}
-		v.Path, _ = row["short_url_path"].(string)
-		v.Target, _ = row["target_url"].(string)
-		if got, _ := row["short_url_token"].(string); got != string(tok) || v.Target == "" {
-			return shorturl.ShortURL{}, fmt.Errorf("token %s: persist answered a vertex without it or without a target: %w", tok, shorturl.ErrNotFound)
+		u := shorturl.ShortURL{Token: tok}
+		u.Path, _ = row["short_url_path"].(string)
+		u.Target, _ = row["target_url"].(string)
+		if got, _ := row["short_url_token"].(string); got != string(tok) || u.Target == "" {
+			return nil, fmt.Errorf("token %s: persist answered a vertex without it or without a target: %w", tok, shorturl.ErrNotFound)
 		}
-		if i > 0 && v.Target != u.Target {
-			return shorturl.ShortURL{}, fmt.Errorf("token %s: persist holds several short_url vertices with different targets: %w: %w",
+		if i > 0 && u.Target != us[0].Target {
+			return nil, fmt.Errorf("token %s: persist holds several short_url vertices with different targets: %w: %w",
 				tok, shorturl.ErrNotFound, shorturl.ErrInvalidStored)
 		}
-		if i == 0 {
-			u = v
-		}
+		us[i] = u
 	}
-	return u, nil
+	return us, nil
 }
 
 // tokenQuery runs a query whose only input is the token and returns its rows, at
