@@ -65,20 +65,16 @@ func (c *Client) LookupMany(ctx context.Context, toks []shorturl.Token) ([]short
 	if err != nil {
 		return nil, err
 	}
-	rows, ok := data.([]any)
-	if !ok {
-		return nil, &Error{Op: "lookup-many", Kind: KindMalformed, Err: fmt.Errorf("result data is %T, want g:List", data)}
+	rows, err := rowsOf("lookup-many", data)
+	if err != nil {
+		return nil, err
 	}
 	asked := make(map[shorturl.Token]bool, len(toks))
 	for _, t := range toks {
 		asked[t] = true
 	}
 	out := make([]shorturl.ShortURL, 0, len(rows))
-	for _, r := range rows {
-		m, ok := r.(map[string]any)
-		if !ok {
-			return nil, &Error{Op: "lookup-many", Kind: KindMalformed, Err: fmt.Errorf("result row is %T, want g:Map", r)}
-		}
+	for _, m := range rows {
 		tok, _ := m["short_url_token"].(string)
 		if !asked[shorturl.Token(tok)] {
 			return nil, &Error{Op: "lookup-many", Kind: KindMalformed, Err: fmt.Errorf("persist answered token %q, which was not asked for", tok)}

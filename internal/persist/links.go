@@ -145,10 +145,10 @@ func (c *Client) Visits(ctx context.Context, tok shorturl.Token, w shorturl.Wind
 	if err != nil {
 		return shorturl.Visits{}, err
 	}
-	rows, ok := data.([]any)
+	rows, err := rowsOf("visits", data)
 	switch {
-	case !ok:
-		return shorturl.Visits{}, &Error{Op: "visits", Kind: KindMalformed, Err: fmt.Errorf("token %s: result data is %T, want g:List", tok, data)}
+	case err != nil:
+		return shorturl.Visits{}, fmt.Errorf("token %s: %w", tok, err)
 	case len(rows) == 0:
 		return shorturl.Visits{}, shorturl.ErrNotFound
 	case len(rows) > 1:
@@ -163,11 +163,7 @@ func (c *Client) Visits(ctx context.Context, tok shorturl.Token, w shorturl.Wind
 
 // visitsOf reads visitsQuery's row: the token, an all-time count and, per day, a
 // g:Map from user agent to a count. A day's missing key is a day without clicks.
-func visitsOf(tok shorturl.Token, row any, days int) (shorturl.Visits, error) {
-	m, ok := row.(map[string]any)
-	if !ok {
-		return shorturl.Visits{}, fmt.Errorf("token %s: result row is %T, want g:Map", tok, row)
-	}
+func visitsOf(tok shorturl.Token, m map[string]any, days int) (shorturl.Visits, error) {
 	if got, _ := m["short_url_token"].(string); got != string(tok) {
 		return shorturl.Visits{}, fmt.Errorf("token %s: persist answered another vertex (%q)", tok, got)
 	}

@@ -150,22 +150,31 @@ func (c *Client) tokenQuery(ctx context.Context, op, query string, tok shorturl.
 	if err != nil {
 		return nil, err
 	}
-	rows, ok := data.([]any)
-	if !ok {
-		return nil, &Error{Op: op, Kind: KindMalformed, Err: fmt.Errorf("token %s: result data is %T, want g:List", tok, data)}
+	rows, err := rowsOf(op, data)
+	if err != nil {
+		return nil, fmt.Errorf("token %s: %w", tok, err)
 	}
 	if len(rows) == 0 {
 		return nil, shorturl.ErrNotFound
 	}
-	out := make([]map[string]any, len(rows))
-	for i, r := range rows {
+	return rows, nil
+}
+
+// rowsOf reads the answer of a project() query: a g:List of g:Map rows.
+func rowsOf(op string, data any) ([]map[string]any, error) {
+	list, ok := data.([]any)
+	if !ok {
+		return nil, &Error{Op: op, Kind: KindMalformed, Err: fmt.Errorf("result data is %T, want g:List", data)}
+	}
+	rows := make([]map[string]any, len(list))
+	for i, r := range list {
 		m, ok := r.(map[string]any)
 		if !ok {
-			return nil, &Error{Op: op, Kind: KindMalformed, Err: fmt.Errorf("token %s: result row is %T, want g:Map", tok, r)}
+			return nil, &Error{Op: op, Kind: KindMalformed, Err: fmt.Errorf("result row is %T, want g:Map", r)}
 		}
-		out[i] = m
+		rows[i] = m
 	}
-	return out, nil
+	return rows, nil
 }
 
 func gremlinBody(query, token string) []byte {
