@@ -157,14 +157,18 @@ func (c *compiler) steps(calls []*call) ([]step, error) {
 			i += n
 		case "group":
 			st.kind = stepGroup
-			var n int
-			st.group, n, err = c.groupBy(cl, calls[i+1:])
-			i += n
+			var keys []string
+			if keys, err = c.byKeys(cl, calls[i+1:], 2, "group().by(key).by(key)"); err == nil {
+				st.group = [2]string(keys)
+				i += 2
+			}
 		case "groupCount":
 			st.kind = stepGroupCount
-			var n int
-			st.key, n, err = c.groupCount(cl, calls[i+1:])
-			i += n
+			var keys []string
+			if keys, err = c.byKeys(cl, calls[i+1:], 1, "groupCount().by(key)"); err == nil {
+				st.key = keys[0]
+				i++
+			}
 		case "by":
 			return nil, c.errorf(cl.pos, "by() must follow project() (one by() per key), group() (two by()) or groupCount() (one by())")
 		case "V":

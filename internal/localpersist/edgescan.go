@@ -244,27 +244,6 @@ func (s *Store) loadEdges(ctx context.Context, query string, args []any, out *[]
 	return rows.Err()
 }
 
-// groupCount compiles groupCount().by(key), the form local Persist evaluates: a map
-// from each value of key to the number of traversers that have it. It reports how
-// many calls of rest (the by() modulator) it consumed.
-func (c *compiler) groupCount(cl *call, rest []*call) (string, int, error) {
-	if len(cl.args) != 0 {
-		return "", 0, c.errorf(cl.pos, "groupCount() with a side-effect key is not supported: use groupCount().by(key)")
-	}
-	if len(rest) < 1 || rest[0].name != "by" || (len(rest) > 1 && rest[1].name == "by") {
-		return "", 0, c.errorf(cl.pos, "groupCount() is supported as groupCount().by(key), with exactly one by() modulator")
-	}
-	by := rest[0]
-	if len(by.args) != 1 || by.args[0].kind == argTraversal {
-		return "", 0, c.errorf(by.pos, "groupCount()'s by() takes 1 property key here")
-	}
-	k, err := c.stringArg(by, by.args[0])
-	if err != nil {
-		return "", 0, err
-	}
-	return k, 1, nil
-}
-
 // groupCountInto adds to counts, for each value of the key property of the
 // traversers in, how many have it. As in groupBy, a traverser without the key is
 // left out (TinkerPop 3.6+ by() semantics) and keys must be strings.

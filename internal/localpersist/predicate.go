@@ -1,6 +1,9 @@
 package localpersist
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // predicate is a comparison of TinkerPop's P, as has(key, gte(x)) writes it (the
 // Groovy script engine imports P's static methods, so gte(x) is P.gte(x)).
@@ -85,27 +88,32 @@ func compareValues(a, b any) (int, bool) {
 	return 0, false
 }
 
-// groupBy compiles group().by(key).by(valueKey), the form local Persist evaluates:
-// a map from each value of key to the list of valueKey's values of the traversers
-// that have it. It reports how many calls of rest (the by() modulators) it consumed.
-func (c *compiler) groupBy(cl *call, rest []*call) ([2]string, int, error) {
-	var keys [2]string
+// byKeys compiles the forms of group() and groupCount() local Persist evaluates:
+// the step cl followed by exactly n by(key) modulators (form, e.g.
+// "group().by(key).by(key)"). group() maps each value of its first key to the list
+// of its second key's values, groupCount() each value of its key to a count. It
+// returns the keys; the caller steps over the n by() calls of rest.
+func (c *compiler) byKeys(cl *call, rest []*call, n int, form string) ([]string, error) {
 	if len(cl.args) != 0 {
-		return keys, 0, c.errorf(cl.pos, "group() with a side-effect key is not supported: use group().by(key).by(key)")
+		return nil, c.errorf(cl.pos, "%s() with a side-effect key is not supported: use %s", cl.name, form)
 	}
-	if len(rest) < 2 || rest[0].name != "by" || rest[1].name != "by" || (len(rest) > 2 && rest[2].name == "by") {
-		return keys, 0, c.errorf(cl.pos, "group() is supported as group().by(key).by(key), with exactly two by() modulators")
+	modulators := "one by() modulator"
+	if n == 2 {
+		modulators = "two by() modulators"
 	}
-	for i := range keys {
-		by := rest[i]
+	if len(rest) < n || (len(rest) > n && rest[n].name == "by") || slices.ContainsFunc(rest[:n], func(b *call) bool { return b.name != "by" }) {
+		return nil, c.errorf(cl.pos, "%s() is supported as %s, with exactly %s", cl.name, form, modulators)
+	}
+	keys := make([]string, n)
+	for i, by := range rest[:n] {
 		if len(by.args) != 1 || by.args[0].kind == argTraversal {
-			return keys, 0, c.errorf(by.pos, "group()'s by() takes 1 property key here")
+			return nil, c.errorf(by.pos, "%s()'s by() takes 1 property key here", cl.name)
 		}
 		k, err := c.stringArg(by, by.args[0])
 		if err != nil {
-			return keys, 0, err
+			return nil, err
 		}
 		keys[i] = k
 	}
-	return keys, 2, nil
+	return keys, nil
 }
