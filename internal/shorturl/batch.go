@@ -102,20 +102,29 @@ func (s *Issuer) ShortenBatch(ctx context.Context, items []BatchItem, requestHos
 	if err != nil {
 		return nil, err
 	}
+	if err := s.saveBatch(ctx, write, results); err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// saveBatch writes the short URLs of the entries assignTokens kept, in one SaveMany,
+// and puts each in its item's result; nothing when there are none.
+func (s *Issuer) saveBatch(ctx context.Context, write []batchEntry, results []BatchResult) error {
 	if len(write) == 0 {
-		return results, nil
+		return nil
 	}
 	us := make([]ShortURL, len(write))
 	for j, e := range write {
 		us[j] = ShortURL{Token: e.tok, Path: s.base + "/" + string(e.tok), Target: e.target}
 	}
 	if err := s.batch.SaveMany(ctx, us); err != nil {
-		return nil, fmt.Errorf("save %d short urls: %w", len(us), err)
+		return fmt.Errorf("save %d short urls: %w", len(us), err)
 	}
 	for j, e := range write {
 		results[e.i].URL = us[j]
 	}
-	return results, nil
+	return nil
 }
 
 // assignTokens gives every entry a token no short URL has (drawing random ones,

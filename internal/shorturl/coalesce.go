@@ -97,17 +97,8 @@ func (c *coalescer) issueBatch(batch []*pendingIssue) {
 	}
 	results := make([]BatchResult, len(batch))
 	write, err := c.is.assignTokens(ctx, todo, results)
-	if err == nil && len(write) > 0 {
-		us := make([]ShortURL, len(write))
-		for j, e := range write {
-			us[j] = ShortURL{Token: e.tok, Path: c.is.base + "/" + string(e.tok), Target: e.target}
-		}
-		if err = c.is.batch.SaveMany(ctx, us); err != nil {
-			err = fmt.Errorf("save %d short urls: %w", len(us), err)
-		}
-		for j, e := range write {
-			results[e.i].URL = us[j]
-		}
+	if err == nil {
+		err = c.is.saveBatch(ctx, write, results)
 	}
 	for i, p := range batch {
 		if err != nil {
