@@ -116,7 +116,7 @@ func (s *Issuer) saveBatch(ctx context.Context, write []batchEntry, results []Ba
 	}
 	us := make([]ShortURL, len(write))
 	for j, e := range write {
-		us[j] = ShortURL{Token: e.tok, Path: s.base + "/" + string(e.tok), Target: e.target}
+		us[j] = s.shortURL(e.tok, e.target)
 	}
 	if err := s.batch.SaveMany(ctx, us); err != nil {
 		return fmt.Errorf("save %d short urls: %w", len(us), err)

@@ -180,7 +180,7 @@ func (s *Issuer) ShortenIdempotent(ctx context.Context, target, requestHost stri
 	case !errors.Is(err, ErrNotFound):
 		return ShortURL{}, false, fmt.Errorf("check token %s: %w", tok, err)
 	}
-	u = ShortURL{Token: tok, Path: s.base + "/" + string(tok), Target: target}
+	u = s.shortURL(tok, target)
 	if err := s.store.Save(ctx, u); err != nil {
 		return ShortURL{}, false, fmt.Errorf("save token %s: %w", tok, err)
 	}

@@ -177,6 +177,11 @@ func (s *Issuer) ShortenFor(ctx context.Context, target, requestHost string) (Sh
 	return s.shorten(ctx, target, s.hosts.withRequestHost(requestHost))
 }
 
+// shortURL is the short URL of tok on the resolver base URL.
+func (s *Issuer) shortURL(tok Token, target string) ShortURL {
+	return ShortURL{Token: tok, Path: s.base + "/" + string(tok), Target: target}
+}
+
 func (s *Issuer) shorten(ctx context.Context, target string, hosts HostRules) (ShortURL, error) {
 	if err := CheckTarget(target, hosts); err != nil {
 		return ShortURL{}, err
@@ -199,7 +204,7 @@ func (s *Issuer) shorten(ctx context.Context, target string, hosts HostRules) (S
 		case !errors.Is(err, ErrNotFound):
 			return ShortURL{}, fmt.Errorf("check token %s: %w", tok, err)
 		}
-		u := ShortURL{Token: tok, Path: s.base + "/" + string(tok), Target: target}
+		u := s.shortURL(tok, target)
 		if err := s.store.Save(ctx, u); err != nil {
 			return ShortURL{}, fmt.Errorf("save token %s: %w", tok, err)
 		}
