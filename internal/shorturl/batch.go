@@ -74,10 +74,7 @@ func (s *Issuer) ShortenBatch(ctx context.Context, items []BatchItem, requestHos
 	for i, it := range items {
 		err := it.Err
 		if err == nil {
-			err = CheckTarget(it.Target, hosts)
-		}
-		if err == nil {
-			err = s.screen.check("", it.Target)
+			err = s.admit(it.Target, hosts)
 		}
 		if err != nil {
 			results[i].Err = err

@@ -158,10 +158,7 @@ func (s *Issuer) ShortenIdempotent(ctx context.Context, target, requestHost stri
 	if err := CheckIdempotencyKey(id.Key); err != nil {
 		return ShortURL{}, false, err
 	}
-	if err := CheckTarget(target, s.hosts.withRequestHost(requestHost)); err != nil {
-		return ShortURL{}, false, err
-	}
-	if err := s.screen.check("", target); err != nil {
+	if err := s.admit(target, s.hosts.withRequestHost(requestHost)); err != nil {
 		return ShortURL{}, false, err
 	}
 	tok, err := s.idem.token(id, id.Key)

@@ -182,11 +182,17 @@ func (s *Issuer) shortURL(tok Token, target string) ShortURL {
 	return ShortURL{Token: tok, Path: s.base + "/" + string(tok), Target: target}
 }
 
-func (s *Issuer) shorten(ctx context.Context, target string, hosts HostRules) (ShortURL, error) {
+// admit checks a target against the target URL rules, then the deny list: what
+// every issuance does before a token is drawn or the store touched.
+func (s *Issuer) admit(target string, hosts HostRules) error {
 	if err := CheckTarget(target, hosts); err != nil {
-		return ShortURL{}, err
+		return err
 	}
-	if err := s.screen.check("", target); err != nil {
+	return s.screen.check("", target)
+}
+
+func (s *Issuer) shorten(ctx context.Context, target string, hosts HostRules) (ShortURL, error) {
+	if err := s.admit(target, hosts); err != nil {
 		return ShortURL{}, err
 	}
 	if s.together != nil {
