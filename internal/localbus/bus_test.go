@@ -729,7 +729,7 @@ func TestRunPacesWhileBusyAndReportsLag(t *testing.T) {
 			fs := facts(t, 40)
 			publishAll(t, bus, fs)
 			ing := &fakeIngester{}
-			c := newConsumer(t, dir, ing, ConsumerOptions{MaxBatch: 10, PollInterval: 5 * time.Millisecond, Busy: func() bool { return busy }})
+			c := newConsumer(t, dir, ing, ConsumerOptions{MaxBatch: 10, BusyBatch: 2, PollInterval: 5 * time.Millisecond, Busy: func() bool { return busy }})
 			lag, err := c.Lag()
 			if err != nil || lag == 0 {
 				t.Fatalf("lag before delivery = %d, %v", lag, err)
@@ -748,11 +748,11 @@ func TestRunPacesWhileBusyAndReportsLag(t *testing.T) {
 			if paces := c.Stats().Paces; (paces > 0) != busy {
 				t.Fatalf("busy=%v: %d pauses", busy, paces)
 			}
-			// While busy, batches shrink to a tenth of MaxBatch (10/10 = 1 event),
-			// so that one ingest never holds the core long.
+			// While busy, batches shrink to BusyBatch, so that one ingest never
+			// holds the core long.
 			want := int64(len(fs) / 10)
 			if busy {
-				want = int64(len(fs))
+				want = int64(len(fs) / 2)
 			}
 			if b := c.Stats().Batches; b != want {
 				t.Fatalf("busy=%v: %d batches for %d events, want %d", busy, b, len(fs), want)
