@@ -35,7 +35,7 @@ var _ resolver.StrictServerInterface = resolverServer{}
 type visitKey struct{}
 
 // NewResolver returns the public resolver API: GET /{token} and GET /healthz.
-func NewResolver(d ResolverDeps) http.Handler {
+func NewResolver(d ResolverDeps) *ResolverHandler {
 	log := d.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -51,24 +51,31 @@ func NewResolver(d ResolverDeps) http.Handler {
 		}
 		return ""
 	}))
-	return &resolverHandler{r: d.Resolver, fail: response,
+	return &ResolverHandler{r: d.Resolver, fail: response,
 		generated: resolver.HandlerWithOptions(strict, resolver.StdHTTPServerOptions{BaseRouter: mux, ErrorHandlerFunc: param})}
 }
 
-// resolverHandler answers GET and HEAD /{token} itself, for a path that needs no
-// unescaping, and hands every other request to the generated router. The redirect
-// is the request Linoone exists for: the generated route binds the token through
-// the styled-parameter decoder, wraps the strict handler in closures and adds a
-// context value per click, about a fifth of what the handler spent per redirect
-// (BenchmarkResolveLatency). Both answer alike, errors through the same hook
-// (TestFastPathAnswersAsTheGeneratedRoute).
-type resolverHandler struct {
+// ResolverHandler is the resolver API. It answers GET and HEAD /{token} itself, for
+// a path that needs no unescaping, and hands every other request to the generated
+// router. The redirect is the request Linoone exists for: the generated route binds
+// the token through the styled-parameter decoder, wraps the strict handler in
+// closures and adds a context value per click, about a fifth of what the handler
+// spent per redirect (BenchmarkResolveLatency). Both answer alike, errors through the
+// same hook (TestFastPathAnswersAsTheGeneratedRoute).
+//
+// A server other than net/http in front of it (serve's resolver port) answers the
+// redirect with Redirect and WriteError, and hands it every other request.
+type ResolverHandler struct {
 	r         *shorturl.Resolver
 	fail      func(http.ResponseWriter, *http.Request, error)
 	generated http.Handler
 }
 
-func (h *resolverHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// CacheControlRedirect is the Cache-Control of every 302: a browser may not reuse a
+// redirect without asking again, so that each visit is a click.
+const CacheControlRedirect = cacheControlRedirect
+
+func (h *ResolverHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.URL.RawPath == "" &&
 		len(p) > 1 && p != "/healthz" && strings.IndexByte(p[1:], '/') < 0 {
@@ -79,19 +86,36 @@ func (h *resolverHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // resolve is the Resolve operation with withVisit's rule: HEAD is a check, not a visit.
-func (h *resolverHandler) resolve(w http.ResponseWriter, r *http.Request, token string) {
-	var u shorturl.ShortURL
-	var err error
-	if r.Method == http.MethodHead {
-		u, err = h.r.Find(r.Context(), token)
-	} else {
-		u, err = h.r.Resolve(r.Context(), token, shorturl.Visit{IP: clientIP(r.RemoteAddr), UserAgent: r.UserAgent()})
+func (h *ResolverHandler) resolve(w http.ResponseWriter, r *http.Request, token string) {
+	var visit *shorturl.Visit
+	if r.Method != http.MethodHead {
+		visit = &shorturl.Visit{IP: clientIP(r.RemoteAddr), UserAgent: r.UserAgent()}
 	}
+	target, err := h.Redirect(r.Context(), token, visit)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	_ = redirect(u.Target).VisitResolveResponse(w)
+	_ = redirect(target).VisitResolveResponse(w)
+}
+
+// Redirect is GET /{token} (a click by visit) or, with a nil visit, HEAD /{token}
+// (a check, recording nothing): the target the 302 sends the visitor to, with
+// Cache-Control CacheControlRedirect, or the error WriteError answers.
+func (h *ResolverHandler) Redirect(ctx context.Context, token string, visit *shorturl.Visit) (string, error) {
+	var u shorturl.ShortURL
+	var err error
+	if visit == nil {
+		u, err = h.r.Find(ctx, token)
+	} else {
+		u, err = h.r.Resolve(ctx, token, *visit)
+	}
+	return u.Target, err
+}
+
+// WriteError answers a failed Redirect as the resolver API does.
+func (h *ResolverHandler) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	h.fail(w, r, err)
 }
 
 // withVisit hands the click's visitor data from the HTTP request to the use case.

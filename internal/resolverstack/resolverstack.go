@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/linoone/linoone/internal/eventid"
@@ -49,8 +48,8 @@ const HealthClickRecording = "click-recording"
 
 // Stack is the built resolver.
 type Stack struct {
-	Handler  http.Handler   // GET /{token}, GET /healthz
-	Store    shorturl.Store // Store behind the hot set, for an issuer in the same process
+	Handler  *httpapi.ResolverHandler // GET /{token}, GET /healthz
+	Store    shorturl.Store           // Store behind the hot set, for an issuer in the same process
 	Counters *shorturl.Counters
 	Metrics  metrics.Group // the counters as EMF: flush per invocation, or Run
 	Screen   *shorturl.ScreenCounters

@@ -1,0 +1,296 @@
+package fastresolver_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/linoone/linoone/internal/clickfact"
+	"github.com/linoone/linoone/internal/fastresolver"
+	"github.com/linoone/linoone/internal/graphson"
+	"github.com/linoone/linoone/internal/httpapi"
+	"github.com/linoone/linoone/internal/shorturl"
+)
+
+var (
+	known = shorturl.ShortURL{Token: "7BTadEDkJ8", Path: "https://s.example.com/7BTadEDkJ8",
+		Target: "https://www.example.com/articles/1/some-long-slug?utm_source=short&id=1"}
+	rogue = shorturl.ShortURL{Token: "R0gueR0gue", Path: "https://s.example.com/R0gueR0gue", Target: "javascript:alert(1)"}
+)
+
+// store is an in-memory shorturl.Store; the token Down000000 finds Persist down.
+type store struct{}
+
+func (store) Lookup(_ context.Context, tok shorturl.Token) (shorturl.ShortURL, error) {
+	switch tok {
+	case known.Token:
+		return known, nil
+	case rogue.Token:
+		return rogue, nil
+	case "Down000000":
+		return shorturl.ShortURL{}, fmt.Errorf("dial tcp: connection refused: %w", shorturl.ErrUnavailable)
+	}
+	return shorturl.ShortURL{}, fmt.Errorf("token %s: %w", tok, shorturl.ErrNotFound)
+}
+
+func (store) Save(context.Context, shorturl.ShortURL) error { return errors.New("read-only") }
+
+// publisher keeps the click facts it was given. With a gate, each Publish first
+// says so on entered and waits for the gate to open, as a journal fsync would.
+type publisher struct {
+	mu      sync.Mutex
+	facts   []string
+	gate    chan struct{}
+	entered chan struct{}
+}
+
+func (p *publisher) Publish(ctx context.Context, f clickfact.Fact) error {
+	if p.gate != nil {
+		p.entered <- struct{}{}
+		select {
+		case <-p.gate:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.facts = append(p.facts, string(f.Detail))
+	return nil
+}
+
+func (p *publisher) taken() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.facts...)
+}
+
+type noDLQ struct{}
+
+func (noDLQ) DeadLetter(context.Context, clickfact.DeadLetter) error {
+	return errors.New("no dead-letter queue in this test")
+}
+
+// newAPI is the resolver API over store, its clicks kept by the publisher it returns.
+func newAPI(t *testing.T) (*httpapi.ResolverHandler, *publisher) {
+	t.Helper()
+	pub := &publisher{}
+	rec, err := shorturl.NewRecorder(shorturl.RecorderConfig{Publisher: pub, DeadLetters: noDLQ{},
+		EventIDs: func() (string, error) { return "ev_01JZ8Q6W3C4V5B6N7M8K9J0H1G", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := shorturl.NewResolver(store{}, rec, shorturl.Screening{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return httpapi.NewResolver(httpapi.ResolverDeps{Resolver: res,
+		Health: func() httpapi.Health { lag := int64(42); return httpapi.Health{BusLagBytes: &lag} }}), pub
+}
+
+// serveNetHTTP and serveFast run the resolver API on a loopback port, on net/http and
+// on fasthttp, and return its address and the clicks it records.
+func serveNetHTTP(t *testing.T) (string, *publisher) {
+	api, pub := newAPI(t)
+	ln := listen(t)
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second, MaxHeaderBytes: 32 << 10}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return ln.Addr().String(), pub
+}
+
+func serveFast(t *testing.T, gated bool) (string, *publisher, *fastresolver.Server) {
+	api, pub := newAPI(t)
+	if gated {
+		pub.gate, pub.entered = make(chan struct{}), make(chan struct{}, 1)
+	}
+	ln := listen(t)
+	srv := fastresolver.New(api, fastresolver.Options{})
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("Serve after Shutdown = %v, want http.ErrServerClosed", err)
+		}
+	})
+	return ln.Addr().String(), pub, srv
+}
+
+func listen(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
+}
+
+// exchange sends one raw request and reads the answer.
+func exchange(t *testing.T, addr, raw string) (*http.Response, []byte) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(c, raw); err != nil {
+		t.Fatal(err)
+	}
+	method, _, _ := strings.Cut(raw, " ")
+	res, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: method})
+	if err != nil {
+		t.Fatalf("%q: %v", raw, err)
+	}
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("%q: body: %v", raw, err)
+	}
+	return res, body
+}
+
+// TestAnswersAsNetHTTP: every request, redirect or not, is answered by the fasthttp
+// server as by net/http serving the same handler: status, headers (but Date), body,
+// and the click recorded, with the same visitor.
+func TestAnswersAsNetHTTP(t *testing.T) {
+	const ua = "User-Agent: Mozilla/5.0 (test)\r\n"
+	host := "Host: s.example.com\r\n"
+	for _, tc := range []struct {
+		name, raw string
+		status    int
+		clicks    int
+	}{
+		{"redirect", "GET /" + string(known.Token) + " HTTP/1.1\r\n" + host + ua + "\r\n", 302, 1},
+		{"redirect with a query", "GET /" + string(known.Token) + "?utm_source=x&b=%20 HTTP/1.1\r\n" + host + ua + "\r\n", 302, 1},
+		{"redirect, HTTP/1.0", "GET /" + string(known.Token) + " HTTP/1.0\r\n" + ua + "\r\n", 302, 1},
+		{"redirect, no user agent", "GET /" + string(known.Token) + " HTTP/1.1\r\n" + host + "Connection: close\r\n\r\n", 302, 1},
+		{"HEAD is a check", "HEAD /" + string(known.Token) + " HTTP/1.1\r\n" + host + ua + "\r\n", 302, 0},
+		{"escaped token", "GET /%37BTadEDkJ8 HTTP/1.1\r\n" + host + ua + "\r\n", 302, 1},
+		{"unknown token", "GET /AAAAAAAAAA HTTP/1.1\r\n" + host + ua + "\r\n", 404, 0},
+		{"HEAD unknown token", "HEAD /AAAAAAAAAA HTTP/1.1\r\n" + host + ua + "\r\n", 404, 0},
+		{"short token", "GET /AAAA HTTP/1.1\r\n" + host + ua + "\r\n", 404, 0},
+		{"not base62", "GET /AAAAA_AAAA HTTP/1.1\r\n" + host + ua + "\r\n", 404, 0},
+		{"long token", "GET /AAAAAAAAAAA HTTP/1.1\r\n" + host + ua + "\r\n", 404, 0},
+		{"two segments", "GET /" + string(known.Token) + "/x HTTP/1.1\r\n" + host + ua + "\r\n", 404, 0},
+		{"root", "GET / HTTP/1.1\r\n" + host + "\r\n", 404, 0},
+		{"dot segments", "GET /x/../" + string(known.Token) + " HTTP/1.1\r\n" + host + ua + "\r\n", 0, 0},
+		{"rogue stored target", "GET /" + string(rogue.Token) + " HTTP/1.1\r\n" + host + ua + "\r\n", 0, 0},
+		{"persist down", "GET /Down000000 HTTP/1.1\r\n" + host + ua + "\r\n", 503, 0},
+		{"health", "GET /healthz HTTP/1.1\r\n" + host + "\r\n", 200, 0},
+		{"HEAD health", "HEAD /healthz HTTP/1.1\r\n" + host + "\r\n", 200, 0},
+		{"POST", "POST /" + string(known.Token) + " HTTP/1.1\r\n" + host + "Content-Length: 4\r\n\r\nbody", 405, 0},
+		{"DELETE", "DELETE /" + string(known.Token) + " HTTP/1.1\r\n" + host + "\r\n", 405, 0},
+		{"POST health", "POST /healthz HTTP/1.1\r\n" + host + "Content-Length: 0\r\n\r\n", 405, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			netAddr, netPub := serveNetHTTP(t)
+			fastAddr, fastPub, _ := serveFast(t, false)
+			want, wantBody := exchange(t, netAddr, tc.raw)
+			got, gotBody := exchange(t, fastAddr, tc.raw)
+			if tc.status != 0 && want.StatusCode != tc.status {
+				t.Fatalf("net/http answered %d, the test expects %d", want.StatusCode, tc.status)
+			}
+			if got.StatusCode != want.StatusCode || !bytes.Equal(gotBody, wantBody) {
+				t.Fatalf("fasthttp: %d %q; net/http: %d %q", got.StatusCode, gotBody, want.StatusCode, wantBody)
+			}
+			for _, h := range []http.Header{got.Header, want.Header} {
+				if h.Get("Date") == "" {
+					t.Errorf("no Date header in %v", h)
+				}
+				h.Del("Date")
+			}
+			if !reflect.DeepEqual(got.Header, want.Header) {
+				t.Fatalf("headers differ:\nfasthttp %v\nnet/http %v", got.Header, want.Header)
+			}
+			gotFacts, wantFacts := fastPub.taken(), netPub.taken()
+			if len(wantFacts) != tc.clicks {
+				t.Fatalf("net/http recorded %d clicks, the test expects %d", len(wantFacts), tc.clicks)
+			}
+			if !reflect.DeepEqual(visitors(t, gotFacts), visitors(t, wantFacts)) {
+				t.Fatalf("clicks differ:\nfasthttp %q\nnet/http %q", gotFacts, wantFacts)
+			}
+		})
+	}
+}
+
+// TestShutdownAnswersRedirectsInFlight: Shutdown stops taking connections but lets
+// a redirect whose click is being journaled finish with its 302; the click is not
+// given up because the server is stopping.
+func TestShutdownAnswersRedirectsInFlight(t *testing.T) {
+	addr, pub, srv := serveFast(t, true)
+	type answer struct {
+		status int
+		err    error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		res, err := noFollow.Get("http://" + addr + "/" + string(known.Token) + "?x=1")
+		if err != nil {
+			answered <- answer{err: err}
+			return
+		}
+		res.Body.Close()
+		answered <- answer{status: res.StatusCode}
+	}()
+	<-pub.entered
+	shut := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		shut <- srv.Shutdown(ctx)
+	}()
+	select {
+	case err := <-shut:
+		t.Fatalf("Shutdown returned (%v) while a redirect was in flight", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if _, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		t.Error("the server still accepts connections while shutting down")
+	}
+	close(pub.gate)
+	if a := <-answered; a.err != nil || a.status != http.StatusFound {
+		t.Fatalf("redirect in flight: %d, %v; want 302", a.status, a.err)
+	}
+	if err := <-shut; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if n := len(pub.taken()); n != 1 {
+		t.Fatalf("%d clicks recorded, want 1", n)
+	}
+}
+
+// visitors is the visitor of each click fact: its IP address and user agent (the
+// rest is the same for both servers but for the time).
+func visitors(t *testing.T, facts []string) []string {
+	t.Helper()
+	var out []string
+	for _, f := range facts {
+		if _, err := clickfact.Parse([]byte(f)); err != nil {
+			t.Fatalf("fact %q: %v", f, err)
+		}
+		var env struct {
+			GraphSON graphson.Document `json:"graphson"`
+		}
+		if err := json.Unmarshal([]byte(f), &env); err != nil {
+			t.Fatal(err)
+		}
+		p := env.GraphSON.Edges[0].Properties
+		out = append(out, fmt.Sprintf("ip=%v ua=%v", p[clickfact.PropVisitorIP], p[clickfact.PropUserAgent]))
+	}
+	return out
+}
