@@ -20,6 +20,7 @@ import (
 
 	"github.com/linoone/linoone/internal/config"
 	"github.com/linoone/linoone/internal/denylist"
+	"github.com/linoone/linoone/internal/fastresolver"
 	"github.com/linoone/linoone/internal/httpapi"
 	"github.com/linoone/linoone/internal/localbus"
 	"github.com/linoone/linoone/internal/localpersist"
@@ -95,7 +96,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	s.resolver = newServer(rs.Handler, log)
+	// The resolver port is fasthttp: a redirect costs it about half of net/http's
+	// CPU (package fastresolver); whatever is not a redirect is answered by the
+	// same net/http handler as on Lambda.
+	s.resolver = fastresolver.New(rs.Handler, fastresolver.Options{Logger: log})
 	s.management = newServer(mgmt, log)
 	s.recorder = rs.Recorder
 	return s.run(ctx, cfg, rs.Metrics)
@@ -264,7 +268,8 @@ func newPersistClient(p config.LocalPersist, creds sigv4.Credentials, region str
 type stack struct {
 	log                           *slog.Logger
 	resolverLn, managementLn, pLn net.Listener
-	resolver, management, persist *http.Server
+	resolver                      server // fasthttp
+	management, persist           *http.Server
 	bus                           *localbus.Bus
 	consumer                      *localbus.Consumer
 	recorder                      *shorturl.Recorder // flushes the click buffer while serving
@@ -290,6 +295,13 @@ func (s *stack) listen(cfg config.Serve) error {
 	return nil
 }
 
+// server is what serve runs on a listener: *http.Server, or the resolver's
+// *fastresolver.Server.
+type server interface {
+	Serve(net.Listener) error // http.ErrServerClosed after Shutdown
+	Shutdown(context.Context) error
+}
+
 func newServer(h http.Handler, log *slog.Logger) *http.Server {
 	return &http.Server{
 		Handler:           h,
@@ -306,7 +318,7 @@ func (s *stack) run(ctx context.Context, cfg config.Serve, emf metrics.Group) er
 	consumer := s.consumer
 	errc := make(chan error, 3)
 	var servers sync.WaitGroup
-	serveOn := func(srv *http.Server, ln net.Listener, name string) {
+	serveOn := func(srv server, ln net.Listener, name string) {
 		servers.Go(func() {
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				errc <- fmt.Errorf("%s: %w", name, err)
@@ -356,7 +368,7 @@ func (s *stack) run(ctx context.Context, cfg config.Serve, emf metrics.Group) er
 	sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var shut sync.WaitGroup
-	for _, srv := range []*http.Server{s.resolver, s.management} {
+	for _, srv := range []server{s.resolver, s.management} {
 		shut.Go(func() { _ = srv.Shutdown(sctx) })
 	}
 	shut.Wait()
