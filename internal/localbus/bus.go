@@ -91,9 +91,8 @@ type Bus struct {
 	closeErr  error
 
 	// The journal's state, under wmu: the writer goroutine's, and in SyncInterval
-	// also each publisher's, which writes its own record (writeNow).
+	// also the interval fsync's (syncNow).
 	wmu     sync.Mutex
-	stopped bool // Close closed the segment: writeNow must not write
 	seg     uint64
 	next    string // path of segment seg+1, whose existence means seg was rolled
 	f       *os.File
@@ -206,7 +205,6 @@ func (b *Bus) Close() error {
 		<-b.done
 		var errs []error
 		b.wmu.Lock()
-		b.stopped = true
 		if b.f != nil {
 			if err := b.f.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("close journal segment: %w", err))
@@ -262,15 +260,6 @@ func (b *Bus) Publish(ctx context.Context, f clickfact.Fact) error {
 	if err != nil {
 		b.enc.Put(e)
 		return fmt.Errorf("publish %s: %w", f.IdempotencyKey, err)
-	}
-	if b.opts.Sync == SyncInterval {
-		err = b.writeNow(frame)
-		b.enc.Put(e)
-		if err != nil {
-			return fmt.Errorf("publish %s: %w", f.IdempotencyKey, err)
-		}
-		b.publishes.Add(1)
-		return nil
 	}
 	b.mu.Lock()
 	bt := b.cur
@@ -363,11 +352,12 @@ func isRegion(s string) bool {
 // fsync) each.
 func (b *Bus) run() {
 	defer close(b.done)
-	var tick <-chan time.Time
 	if b.opts.Sync == SyncInterval {
-		t := time.NewTicker(b.opts.SyncEvery)
-		defer t.Stop()
-		tick = t.C
+		// The interval's fsync runs beside the writer, which goes on writing batches
+		// meanwhile: a batch's publishers wait for its write, never for an fsync.
+		var syncer sync.WaitGroup
+		defer syncer.Wait()
+		syncer.Go(b.syncEvery)
 	}
 	check := time.NewTicker(writersCheckEvery)
 	defer check.Stop()
@@ -381,8 +371,6 @@ func (b *Bus) run() {
 			b.wmu.Lock()
 			b.flush()
 			b.wmu.Unlock()
-		case <-tick:
-			b.syncNow()
 		case <-check.C:
 			b.wmu.Lock()
 			err := b.w.check()
@@ -400,34 +388,24 @@ func (b *Bus) run() {
 	}
 }
 
-// writeNow appends one framed record in the publisher's own goroutine. In
-// SyncInterval a record is acknowledged once write(2) returned, so handing it to the
-// writer goroutine and waiting to be woken would only add a park, a wake-up and
-// net/http's background read of the visitor's connection to every redirect; one
-// write under the journal's mutex costs no more than a batch's.
-func (b *Bus) writeNow(frame []byte) error {
-	b.wmu.Lock()
-	defer b.wmu.Unlock()
-	if b.stopped {
-		return ErrClosed
+// syncEvery fsyncs the active segment every SyncEvery while it holds unsynced
+// batches (SyncInterval), until the bus stops.
+func (b *Bus) syncEvery() {
+	t := time.NewTicker(b.opts.SyncEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			b.syncNow()
+		case <-b.stop:
+			return
+		}
 	}
-	if err := b.commit(frame); err != nil {
-		return err
-	}
-	b.records.Add(1)
-	if b.maxBatch.Load() == 0 {
-		b.maxBatch.Store(1)
-	}
-	select {
-	case b.notify <- struct{}{}:
-	default:
-	}
-	return nil
 }
 
 // syncNow is the SyncInterval tick: it fsyncs the active segment, if it holds
-// unsynced records, without holding wmu through the fsync, so that publishers go on
-// writing meanwhile.
+// unsynced records, without holding wmu through the fsync, so that the writer goes on
+// writing batches meanwhile.
 func (b *Bus) syncNow() {
 	b.wmu.Lock()
 	f, dirty := b.f, b.dirty

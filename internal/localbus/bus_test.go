@@ -639,8 +639,8 @@ func BenchmarkPublishParallel(b *testing.B) {
 	}
 }
 
-// TestSyncInterval: acknowledged at write(2) — visible to another process's
-// consumer at once — and fsync'ed on a timer rather than per batch.
+// TestSyncInterval: acknowledged at its batch's write(2) — visible to another
+// process's consumer at once — and fsync'ed on a timer rather than per batch.
 func TestSyncInterval(t *testing.T) {
 	dir := t.TempDir()
 	bus := openBus(t, dir, BusOptions{Sync: SyncInterval, SyncEvery: 10 * time.Millisecond})
@@ -673,6 +673,10 @@ func TestSyncInterval(t *testing.T) {
 	s := bus.Stats()
 	if s.Fsyncs == 0 || s.Fsyncs > s.Batches {
 		t.Fatalf("fsyncs = %d, batches = %d: want timer fsyncs, at most one per batch", s.Fsyncs, s.Batches)
+	}
+	// Concurrent publishers share writes, as in SyncEach.
+	if s.Batches >= s.Records {
+		t.Fatalf("%d records in %d batches: want group commit", s.Records, s.Batches)
 	}
 }
 
