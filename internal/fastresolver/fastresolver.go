@@ -93,7 +93,11 @@ func New(api *httpapi.ResolverHandler, o Options) *Server {
 		NoDefaultContentType:         true,
 		DisablePreParseMultipartForm: true,
 		CloseOnShutdown:              true,
-		Logger:                       logger{o.Logger},
+		// Without it a connection keeps its 32 KiB read buffer while it idles
+		// between requests, four times net/http's; with it the buffer goes back
+		// to a pool, at no CPU cost measurable under wrk.
+		ReduceMemoryUsage: true,
+		Logger:            logger{o.Logger},
 	}
 	return s
 }
