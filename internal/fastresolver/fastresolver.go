@@ -98,6 +98,7 @@ func New(api *httpapi.ResolverHandler, o Options) *Server {
 		// to a pool, at no CPU cost measurable under wrk.
 		ReduceMemoryUsage: true,
 		Logger:            logger{o.Logger},
+		ErrorHandler:      answerUnreadable,
 	}
 	return s
 }
@@ -175,6 +176,25 @@ func redirectToken(ctx *fasthttp.RequestCtx) (string, bool) {
 	}
 	token := string(uri[1:end])
 	return token, shorturl.IsToken(token)
+}
+
+// answerUnreadable answers a request fasthttp could not read as net/http's server
+// does, in plain text: 431 for a header block over the limit, 413 for a body over it
+// (which net/http would have read and dropped), 408 for a read that timed out, and
+// 400 for anything malformed. The connection is closed after it.
+func answerUnreadable(ctx *fasthttp.RequestCtx, err error) {
+	var small *fasthttp.ErrSmallBuffer
+	var netErr net.Error
+	switch {
+	case errors.As(err, &small):
+		ctx.Error("431 Request Header Fields Too Large", http.StatusRequestHeaderFieldsTooLarge)
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		ctx.Error("413 Request Entity Too Large", http.StatusRequestEntityTooLarge)
+	case errors.As(err, &netErr) && netErr.Timeout():
+		ctx.Error("408 Request Timeout", http.StatusRequestTimeout)
+	default:
+		ctx.Error("400 Bad Request", http.StatusBadRequest)
+	}
 }
 
 // logger is fasthttp's logger on slog, at warning level: it logs what it could not

@@ -227,6 +227,29 @@ func TestAnswersAsNetHTTP(t *testing.T) {
 	}
 }
 
+// TestLimits: a header block over MaxHeaderBytes is 431, as on net/http; a body over
+// MaxBodyBytes is 413 before any handler runs (net/http would read and discard it); a
+// malformed request is 400; none of them is a click.
+func TestLimits(t *testing.T) {
+	addr, pub, _ := serveFast(t, false)
+	res, _ := exchange(t, addr, "GET /"+string(known.Token)+" HTTP/1.1\r\nHost: x\r\nX-Big: "+strings.Repeat("a", 40<<10)+"\r\n\r\n")
+	if res.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("40 KiB header: %d, want 431", res.StatusCode)
+	}
+	body := strings.Repeat("a", 100<<10)
+	res, _ = exchange(t, addr, fmt.Sprintf("POST /%s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", known.Token, len(body), body))
+	if res.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("100 KiB body: %d, want 413", res.StatusCode)
+	}
+	res, body2 := exchange(t, addr, "GET /"+string(known.Token)+" HTTP/1.1\r\nHost: x\r\nContent-Length: x\r\n\r\n")
+	if res.StatusCode != http.StatusBadRequest || string(body2) != "400 Bad Request" {
+		t.Errorf("malformed request: %d %q, want 400", res.StatusCode, body2)
+	}
+	if n := len(pub.taken()); n != 0 {
+		t.Errorf("%d clicks recorded, want none", n)
+	}
+}
+
 // TestShutdownAnswersRedirectsInFlight: Shutdown stops taking connections but lets
 // a redirect whose click is being journaled finish with its 302; the click is not
 // given up because the server is stopping.
