@@ -103,6 +103,9 @@ func New(api *httpapi.ResolverHandler, o Options) *Server {
 	return s
 }
 
+// Handler is the server's request handler (for benchmarks).
+func (s *Server) Handler() fasthttp.RequestHandler { return s.handle }
+
 // Serve answers requests on ln until Shutdown, and then returns http.ErrServerClosed
 // (as net/http's Serve does).
 func (s *Server) Serve(ln net.Listener) error {
