@@ -350,3 +350,24 @@ func TestMultiLineDetailIsDeliveredOnOneLine(t *testing.T) {
 		t.Errorf("facts.jsonl does not hold %s", f.IdempotencyKey)
 	}
 }
+
+// A batch is cut at MaxBatch events or MaxBatchBytes, never at the size of one read of
+// the journal: larger transactions cost Persist less per event.
+func TestBatchIsNotCutAtOneRead(t *testing.T) {
+	dir := t.TempDir()
+	fs := facts(t, 1200)
+	if n := journalFacts(t, dir, fs); n < 2*readChunk {
+		t.Fatalf("journaled %d bytes, want more than two reads", n)
+	}
+	ing := &fakeIngester{}
+	c := newConsumer(t, dir, ing, ConsumerOptions{})
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	if ing.calls != 1 || len(ing.edges()) != len(fs) {
+		t.Errorf("%d ingest calls of %d edges, want 1 of %d", ing.calls, len(ing.edges()), len(fs))
+	}
+	if n := len(readFacts(t, filepath.Join(dir, "facts.jsonl"))); n != len(fs) {
+		t.Errorf("facts.jsonl has %d lines, want %d", n, len(fs))
+	}
+}
