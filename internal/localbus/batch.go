@@ -8,9 +8,21 @@ import (
 	"github.com/linoone/linoone/internal/clickfact"
 )
 
-// batchState is one batch's valid events and their elements. It is reused from
-// batch to batch (by Run or Drain, one at a time), so steady-state batches allocate
-// little besides the ingest bodies.
+// delivery is one batch on its way through the consumer: where it lies in the journal,
+// its records, read into a buffer of its own so that the next batch can be read while
+// this one is in Persist, its events, and its running ingest attempt. A batch is
+// reused once committed, so steady-state batches allocate little besides the ingest
+// bodies.
+type delivery struct {
+	seg        uint64
+	start, end int64 // journal positions of its first record and after its last
+	recs       []record
+	buf        []byte // the journal bytes the records' payloads point into
+	batchState
+	done chan error // the running ingest attempt's result
+}
+
+// batchState is one batch's valid events and their elements.
 type batchState struct {
 	ev      clickfact.Event
 	events  []batchEvent

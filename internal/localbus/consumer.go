@@ -40,6 +40,10 @@ const (
 	loggedRejectedBytes = 16 << 10
 	// maxPace bounds Run's wait between batches while redirects are served.
 	maxPace = 250 * time.Millisecond
+	// pipelineDepth is how many batches Drain, and Run while no redirects are
+	// served, keep in Persist at once. Two keep Persist busy while the consumer
+	// commits one batch and reads and assembles the next.
+	pipelineDepth = 2
 	// defaultBusyBatch caps Run's batches while redirects are served (Busy): a
 	// batch's ingest holds the one core for as long as it takes (about 80 µs per
 	// event with an in-process local Persist), which redirects wait out. 100 events
@@ -105,7 +109,7 @@ type ConsumerStats struct {
 }
 
 // Consumer delivers the bus's events: one merged ingest per batch, then the facts
-// log, then the offset. It checks each event's shape with one decode and forwards
+// log, then the offset, with the next batch's ingest under way meanwhile (flow). It checks each event's shape with one decode and forwards
 // the fact's GraphSON elements to Persist as they were written; Persist verifies
 // their identities. One Consumer runs per bus directory (consumer.lock); Run and
 // Drain must not run at the same time (the second gets ErrConsumerRunning).
@@ -123,14 +127,31 @@ type Consumer struct {
 	pos       int64
 	factsSize int64 // size of the facts log that the saved offset accounts for
 	f         *os.File
-	buf       []byte
 	torn      tornState
-	b         batchState
+	spare     []*delivery // committed batches, whose buffers the next ones reuse
+	// atStage, when set, is called at each stage of a batch's commit: where tests
+	// make the process crash.
+	atStage func(commitStage)
 
 	delivered, batches, invalid, retries, corrupt, paces atomic.Int64
 	batchLimit                                           int           // events per batch now: MaxBatch, less while Busy
 	atSeg                                                atomic.Uint64 // c.seg and c.pos as of the last step,
 	atPos                                                atomic.Int64  // for Lag from other goroutines
+}
+
+// commitStage is a point of a batch's commit (Consumer.atStage).
+type commitStage int
+
+const (
+	stageIngested commitStage = iota // Persist took the batch; the facts log is as before
+	stageFacts                       // its lines are appended and synced; the offset is not moved
+	stageOffset                      // the offset is moved past it
+)
+
+func (c *Consumer) stage(s commitStage) {
+	if c.atStage != nil {
+		c.atStage(s)
+	}
 }
 
 // tornMark is an unfinished record at the end of the journal: where, and the
@@ -200,7 +221,6 @@ func NewConsumer(dir string, opts ConsumerOptions) (*Consumer, error) {
 		batchLimit: opts.MaxBatch,
 		log:        opts.Logger,
 		tab:        crcTable(),
-		b:          batchState{seen: make(map[uint64]int), seed: maphash.MakeSeed()},
 	}
 	if err := c.open(dir); err != nil {
 		_ = c.Close()
@@ -303,9 +323,10 @@ func (c *Consumer) Stats() ConsumerStats {
 }
 
 // Run delivers events until ctx is done, waking on Notify and polling the journal
-// every PollInterval for other processes' events. A batch in hand when ctx ends gets
-// its current ingest attempt finished but no retry; it is delivered again next time.
-// Run returns nil once ctx is done.
+// every PollInterval for other processes' events. While Busy it delivers one batch at
+// a time and paces itself; otherwise it keeps pipelineDepth ingests in flight. A batch
+// in hand when ctx ends gets its current ingest attempt finished but no retry; it is
+// delivered again next time. Run returns nil once ctx is done.
 func (c *Consumer) Run(ctx context.Context) error {
 	if !c.running.TryLock() {
 		return ErrConsumerRunning
@@ -315,13 +336,19 @@ func (c *Consumer) Run(ctx context.Context) error {
 	defer poll.Stop()
 	backoff := c.opts.MinBackoff
 	defer func() { c.batchLimit = c.opts.MaxBatch }()
+	busy := func() bool { return c.opts.Busy != nil && c.opts.Busy() }
+	idle := func() bool { return !busy() }
 	for ctx.Err() == nil {
 		start := time.Now()
-		c.batchLimit = c.opts.MaxBatch
-		if c.opts.Busy != nil && c.opts.Busy() {
+		var n int
+		var err error
+		if busy() {
 			c.batchLimit = min(c.opts.MaxBatch, c.opts.BusyBatch)
+			n, err = c.flow(ctx, 1, nil)
+		} else {
+			c.batchLimit = c.opts.MaxBatch
+			n, err = c.flow(ctx, pipelineDepth, idle)
 		}
-		n, err := c.step(ctx)
 		switch {
 		case ctx.Err() != nil:
 			return nil
@@ -334,7 +361,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 			continue
 		case n > 0:
 			backoff = c.opts.MinBackoff
-			if c.opts.Busy != nil && c.opts.Busy() {
+			if busy() {
 				c.paces.Add(1)
 				if !sleep(ctx, min(2*time.Since(start), maxPace)) {
 					return nil
@@ -352,8 +379,9 @@ func (c *Consumer) Run(ctx context.Context) error {
 	return nil
 }
 
-// Drain delivers everything in the journal now and returns. It fails if ctx ends
-// first (for example while Persist is down) or the journal cannot be read.
+// Drain delivers everything in the journal now, with pipelineDepth ingests in
+// flight, and returns. It fails if ctx ends first (for example while Persist is down)
+// or the journal cannot be read.
 func (c *Consumer) Drain(ctx context.Context) error {
 	if !c.running.TryLock() {
 		return ErrConsumerRunning
@@ -363,7 +391,7 @@ func (c *Consumer) Drain(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("drain: %w", err)
 		}
-		n, err := c.step(ctx)
+		n, err := c.flow(ctx, pipelineDepth, func() bool { return true })
 		if err != nil {
 			return fmt.Errorf("drain: %w", err)
 		}
@@ -373,23 +401,78 @@ func (c *Consumer) Drain(ctx context.Context) error {
 	}
 }
 
-// step delivers one batch; n is the number of records it consumed, 0 when caught up.
-func (c *Consumer) step(ctx context.Context) (int, error) {
-	defer func() { c.atSeg.Store(c.seg); c.atPos.Store(c.pos) }()
-	recs, end, err := c.fetch()
-	if err != nil || len(recs) == 0 {
-		return 0, err
+// flow delivers batches until the journal is read to the end, ctx ends or more (asked
+// before each batch after the first; nil: none) says to stop. It keeps up to depth
+// batches in Persist at once and commits them strictly in journal order, each once:
+// while the oldest one's facts and offset are written, the next ones are read,
+// assembled and ingested. n is the number of records it delivered or skipped.
+//
+// A batch is read while others are in flight only from the segment they are in:
+// moving to the next segment saves the offset and deletes the segment, and stepping
+// over damage moves the offset too, so both wait until the batches before are
+// committed. When the oldest batch cannot be committed (ctx ended while it was
+// retried), the attempts still running are waited for and their batches read again
+// next time, since nothing after an uncommitted batch may be committed.
+func (c *Consumer) flow(ctx context.Context, depth int, more func() bool) (n int, err error) {
+	var flight []*delivery
+	defer func() {
+		for _, b := range flight {
+			if b.done != nil {
+				<-b.done // an attempt still running; the oldest one's was settled
+			}
+			c.spare = append(c.spare, b)
+		}
+		if len(flight) > 0 {
+			c.pos = flight[0].start
+		}
+		c.atSeg.Store(c.seg)
+		c.atPos.Store(c.pos)
+	}()
+	var readErr error
+	for {
+		for readErr == nil && len(flight) < depth && ctx.Err() == nil && (n+len(flight) == 0 || (more != nil && more())) {
+			b := c.newBatch()
+			ok, err := c.fetch(b, len(flight) > 0)
+			if err != nil || !ok {
+				c.spare, readErr = append(c.spare, b), err
+				if len(flight) == 0 && err == nil {
+					return n, nil // caught up
+				}
+				break
+			}
+			c.assemble(b)
+			b.done = make(chan error, 1)
+			go func() { b.done <- c.ingest(ctx, b) }()
+			flight = append(flight, b)
+		}
+		if len(flight) == 0 {
+			return n, readErr
+		}
+		if err := c.settle(ctx, flight[0]); err != nil {
+			return n, err
+		}
+		n += len(flight[0].recs)
+		c.spare = append(c.spare, flight[0])
+		flight = flight[1:]
+		if len(flight) == 0 && readErr != nil {
+			return n, readErr
+		}
 	}
-	recs, end = c.limitBytes(recs, end)
-	if err := c.deliver(ctx, recs, end); err != nil {
-		return 0, err
+}
+
+// newBatch returns a batch to read into, reusing one that was committed.
+func (c *Consumer) newBatch() *delivery {
+	if i := len(c.spare) - 1; i >= 0 {
+		b := c.spare[i]
+		c.spare = c.spare[:i]
+		return b
 	}
-	return len(recs), nil
+	return &delivery{batchState: batchState{seen: make(map[uint64]int), seed: maphash.MakeSeed()}}
 }
 
 // limitBytes keeps the first records whose payloads fit in MaxBatchBytes (at least
 // one) and returns the journal position after the last one kept; the rest are read
-// again by the next step.
+// again by the next batch.
 func (c *Consumer) limitBytes(recs []record, end int64) ([]record, int64) {
 	size := 0
 	for i, r := range recs {
@@ -402,7 +485,7 @@ func (c *Consumer) limitBytes(recs []record, end int64) ([]record, int64) {
 }
 
 // Lag is the number of journal bytes not delivered yet, as of the consumer's last
-// step (an event is about 1.3 KB). It may be called while Run runs.
+// committed batch (an event is about 1.3 KB). It may be called while Run runs.
 func (c *Consumer) Lag() (int64, error) {
 	seg, pos := c.atSeg.Load(), c.atPos.Load()
 	segs, err := listSegments(c.journal)
@@ -429,39 +512,44 @@ func (c *Consumer) Lag() (int64, error) {
 	return max(lag, 0), nil
 }
 
-// deliver commits one batch, retrying with capped exponential backoff without moving
-// the offset until it succeeds or ctx ends.
-func (c *Consumer) deliver(ctx context.Context, recs []record, end int64) error {
-	c.assemble(recs)
+// settle waits for the batch's ingest attempt and commits the batch, retrying with
+// capped exponential backoff without moving the offset until it succeeds or ctx ends.
+func (c *Consumer) settle(ctx context.Context, b *delivery) error {
+	err := <-b.done
+	b.done = nil
 	backoff := c.opts.MinBackoff
 	for {
-		n, err := c.commit(ctx, recs, end)
 		if err == nil {
-			c.delivered.Add(int64(n))
-			c.batches.Add(1)
-			return nil
+			var n int
+			if n, err = c.commit(b); err == nil {
+				c.delivered.Add(int64(n))
+				c.batches.Add(1)
+				c.atSeg.Store(b.seg)
+				c.atPos.Store(b.end)
+				return nil
+			}
 		}
 		c.retries.Add(1)
 		c.log.Warn("consumer batch failed; retrying without moving the offset",
-			"err", err, "events", len(c.b.events), "retry_in", backoff)
+			"err", err, "events", len(b.events), "retry_in", backoff)
 		if !sleep(ctx, backoff) {
-			return fmt.Errorf("deliver batch of %d events: %w (last error: %v)", len(c.b.events), ctx.Err(), err)
+			return fmt.Errorf("deliver batch of %d events: %w (last error: %v)", len(b.events), ctx.Err(), err)
 		}
 		backoff = min(backoff*2, c.opts.MaxBackoff)
+		err = c.ingest(ctx, b)
 	}
 }
 
-// assemble checks the records and keeps the batch's valid events, storing each
+// assemble checks the batch's records and keeps its valid events, storing each
 // distinct GraphSON element once: the fact builder's encoding is deterministic, so
 // the short_url vertex of many clicks on one short URL is the same bytes each time.
-func (c *Consumer) assemble(recs []record) {
-	b := &c.b
+func (c *Consumer) assemble(b *delivery) {
 	b.reset()
-	for i, r := range recs {
+	for i, r := range b.recs {
 		vertex, edge, err := b.ev.Parse(r.payload)
 		if err != nil {
 			c.invalid.Add(1)
-			c.log.Error("invalid bus event skipped", "err", err, "segment", segmentName(c.seg), "offset", r.pos,
+			c.log.Error("invalid bus event skipped", "err", err, "segment", segmentName(b.seg), "offset", r.pos,
 				"record", string(r.payload[:min(len(r.payload), loggedRecordBytes)]))
 			continue
 		}
@@ -469,25 +557,25 @@ func (c *Consumer) assemble(recs []record) {
 	}
 }
 
-// commit ingests what is pending, appends the ingested events to the facts log and
-// syncs it, then moves the offset. It returns how many events it delivered. Ingest
-// runs to completion even if ctx ends meanwhile (bounded by IngestTimeout).
-func (c *Consumer) commit(ctx context.Context, recs []record, end int64) (int, error) {
-	if err := c.ingest(ctx, recs); err != nil {
-		return 0, err
-	}
-	lines, n := c.b.factsLines(recs)
+// commit appends the ingested events of a batch that Persist took to the facts log
+// and syncs it, then moves the offset to the batch's end. It returns how many events
+// it delivered.
+func (c *Consumer) commit(b *delivery) (int, error) {
+	c.stage(stageIngested)
+	lines, n := b.factsLines(b.recs)
 	size := c.factsSize
 	if len(lines) > 0 {
 		if err := c.appendFacts(lines); err != nil {
 			return 0, err
 		}
 		size += int64(len(lines))
+		c.stage(stageFacts)
 	}
-	if err := c.saveOffset(offsetState{Segment: c.seg, Position: end, FactsSize: size}); err != nil {
+	if err := c.saveOffset(offsetState{Segment: b.seg, Position: b.end, FactsSize: size}); err != nil {
 		return 0, err
 	}
-	c.pos, c.factsSize = end, size
+	c.factsSize = size
+	c.stage(stageOffset)
 	return n, nil
 }
 
@@ -495,10 +583,12 @@ func (c *Consumer) commit(ctx context.Context, recs []record, end int64) (int, e
 // Persist rejects that document (IsRejected), it ingests the events one by one and
 // marks those Persist rejects, which are skipped: one bad event must not block the
 // queue. Any other failure is returned for the attempt to be retried; what Persist
-// acknowledged stays acknowledged.
-func (c *Consumer) ingest(ctx context.Context, recs []record) error {
+// acknowledged stays acknowledged. Ingest runs to completion even if ctx ends
+// meanwhile (bounded by IngestTimeout). It touches no state but the batch's, so it
+// runs while the consumer reads and commits other batches.
+func (c *Consumer) ingest(ctx context.Context, b *delivery) error {
 	pending := 0
-	for _, e := range c.b.events {
+	for _, e := range b.events {
 		if e.state == eventPending {
 			pending++
 		}
@@ -506,11 +596,11 @@ func (c *Consumer) ingest(ctx context.Context, recs []record) error {
 	if pending == 0 {
 		return nil
 	}
-	err := c.ingestBody(ctx, c.b.body(-1))
+	err := c.ingestBody(ctx, b.body(-1))
 	if err == nil {
-		for i := range c.b.events {
-			if c.b.events[i].state == eventPending {
-				c.b.events[i].state = eventIngested
+		for i := range b.events {
+			if b.events[i].state == eventPending {
+				b.events[i].state = eventIngested
 			}
 		}
 		return nil
@@ -521,8 +611,8 @@ func (c *Consumer) ingest(ctx context.Context, recs []record) error {
 	if pending > 1 {
 		c.log.Warn("persist rejected a batch; ingesting its events one by one", "err", err, "events", pending)
 	}
-	for i := range c.b.events {
-		e := &c.b.events[i]
+	for i := range b.events {
+		e := &b.events[i]
 		if e.state != eventPending {
 			continue
 		}
@@ -530,7 +620,7 @@ func (c *Consumer) ingest(ctx context.Context, recs []record) error {
 			if cerr := ctx.Err(); cerr != nil {
 				return fmt.Errorf("ingest events one by one: %w", cerr)
 			}
-			err = c.ingestBody(ctx, c.b.body(i))
+			err = c.ingestBody(ctx, b.body(i))
 		}
 		switch {
 		case err == nil:
@@ -538,11 +628,11 @@ func (c *Consumer) ingest(ctx context.Context, recs []record) error {
 		case c.rejected(err):
 			e.state = eventRejected
 			c.invalid.Add(1)
-			r := recs[e.rec]
-			c.log.Error("persist rejected a bus event; skipped", "err", err, "segment", segmentName(c.seg), "offset", r.pos,
+			r := b.recs[e.rec]
+			c.log.Error("persist rejected a bus event; skipped", "err", err, "segment", segmentName(b.seg), "offset", r.pos,
 				"record", string(r.payload[:min(len(r.payload), loggedRejectedBytes)]))
 		default:
-			return fmt.Errorf("ingest event at offset %d: %w", recs[e.rec].pos, err)
+			return fmt.Errorf("ingest event at offset %d: %w", b.recs[e.rec].pos, err)
 		}
 	}
 	return nil
@@ -623,29 +713,54 @@ func (c *Consumer) saveOffset(st offsetState) error {
 	return nil
 }
 
-// fetch reads the next batch of whole records from the current segment, moving to
-// the next segment when this one is read to the end. It takes no lock: writers only
-// append, and the kernel makes the bytes of a write visible before the file size
-// that covers them, so below the size it saw a reader finds whole frames and, at the
-// end, at most the start of one still being written. That is also what a writer that
-// died mid-write leaves, until the next writer truncates it: either way the consumer
-// waits. A frame that fails its checksum, or an unfinished one in a segment that a
-// newer one follows, is damage, which it steps over.
-func (c *Consumer) fetch() ([]record, int64, error) {
+// fetch reads the next batch of whole records into b, from the current segment,
+// moving to the next segment when this one is read to the end; ok is false when
+// there is nothing to read now. With batches in flight it only reads on in the
+// current segment (see flow) and reports nothing otherwise.
+//
+// It takes no lock: writers only append, and the kernel makes the bytes of a write
+// visible before the file size that covers them, so below the size it saw a reader
+// finds whole frames and, at the end, at most the start of one still being written.
+// That is also what a writer that died mid-write leaves, until the next writer
+// truncates it: either way the consumer waits. A frame that fails its checksum, or an
+// unfinished one in a segment that a newer one follows, is damage, which it steps
+// over.
+func (c *Consumer) fetch(b *delivery, inFlight bool) (ok bool, err error) {
+	defer func() {
+		if ok {
+			b.seg, b.start = c.seg, c.pos
+			b.recs, b.end = c.limitBytes(b.recs, b.end)
+			c.pos = b.end
+		}
+	}()
+	if inFlight {
+		if c.f == nil {
+			return false, nil
+		}
+		fi, err := c.f.Stat()
+		if err != nil {
+			return false, fmt.Errorf("stat %s: %w", c.f.Name(), err)
+		}
+		if c.pos >= fi.Size() {
+			return false, nil
+		}
+		_, err = c.read(b, fi.Size())
+		return len(b.recs) > 0, err
+	}
 	for {
 		if c.f == nil {
 			ok, err := c.openSegment()
 			if err != nil || !ok {
-				return nil, 0, err
+				return false, err
 			}
 		}
 		newer, err := exists(segmentPath(c.journal, c.seg+1))
 		if err != nil {
-			return nil, 0, err
+			return false, err
 		}
 		fi, err := c.f.Stat()
 		if err != nil {
-			return nil, 0, fmt.Errorf("stat %s: %w", c.f.Name(), err)
+			return false, fmt.Errorf("stat %s: %w", c.f.Name(), err)
 		}
 		size := fi.Size()
 		if c.pos > size {
@@ -653,58 +768,61 @@ func (c *Consumer) fetch() ([]record, int64, error) {
 				"segment", c.f.Name(), "offset", c.pos, "size", size)
 			c.pos = size
 		}
-		recs, end, st, err := c.read(size)
-		if err != nil || len(recs) > 0 {
-			return recs, end, err
+		st, err := c.read(b, size)
+		if err != nil || len(b.recs) > 0 {
+			return len(b.recs) > 0 && err == nil, err
 		}
 		switch {
 		case st == frameEOF && !newer:
-			return nil, 0, nil
+			return false, nil
 		case st == frameIncomplete && !newer && !c.settled(size):
-			return nil, 0, nil // most likely a batch being written: look again later
+			return false, nil // most likely a batch being written: look again later
 		case st == frameEOF:
 			if err := c.nextSegment(); err != nil {
-				return nil, 0, err
+				return false, err
 			}
 		default:
 			moved, err := c.stepOverDamage(size, newer)
 			if err != nil || !moved {
-				return nil, 0, err
+				return false, err
 			}
 		}
 	}
 }
 
-// read parses up to batchLimit whole frames from c.pos. It reads MaxBatchBytes at once
-// (at least readChunk, which holds any frame), so that one read can fill a batch.
-func (c *Consumer) read(size int64) ([]record, int64, frameStatus, error) {
+// read parses up to batchLimit whole frames from c.pos into b.recs and b.end. It
+// reads MaxBatchBytes at once (at least readChunk, which holds any frame) into b's
+// own buffer, so that one read can fill a batch and the batches in flight keep their
+// records.
+func (c *Consumer) read(b *delivery, size int64) (frameStatus, error) {
+	b.recs, b.end = b.recs[:0], c.pos
 	chunk := max(readChunk, c.opts.MaxBatchBytes+frameHeader)
 	n := min(int64(chunk), size-c.pos)
 	if n <= 0 {
-		return nil, c.pos, frameEOF, nil
+		return frameEOF, nil
 	}
-	if c.buf == nil {
-		c.buf = make([]byte, chunk)
+	if b.buf == nil {
+		b.buf = make([]byte, chunk)
 	}
-	buf := c.buf[:n]
+	buf := b.buf[:n]
 	if _, err := c.f.ReadAt(buf, c.pos); err != nil && !errors.Is(err, io.EOF) {
-		return nil, c.pos, frameEOF, fmt.Errorf("read %s at %d: %w", c.f.Name(), c.pos, err)
+		return frameEOF, fmt.Errorf("read %s at %d: %w", c.f.Name(), c.pos, err)
 	}
 	var (
-		recs []record
-		off  int
-		st   frameStatus
+		off int
+		st  frameStatus
 	)
-	for len(recs) < c.batchLimit {
+	for len(b.recs) < c.batchLimit {
 		var p []byte
 		var m int
 		if p, m, st = parseFrame(buf[off:], c.tab); st != frameOK {
 			break
 		}
-		recs = append(recs, record{pos: c.pos + int64(off), payload: p})
+		b.recs = append(b.recs, record{pos: c.pos + int64(off), payload: p})
 		off += m
 	}
-	return recs, c.pos + int64(off), st, nil
+	b.end = c.pos + int64(off)
+	return st, nil
 }
 
 // stepOverDamage handles bytes at c.pos that are not a whole valid frame, seen

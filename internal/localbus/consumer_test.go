@@ -6,7 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+
 	"path/filepath"
 	"strings"
 	"sync"
@@ -369,5 +371,122 @@ func TestBatchIsNotCutAtOneRead(t *testing.T) {
 	}
 	if n := len(readFacts(t, filepath.Join(dir, "facts.jsonl"))); n != len(fs) {
 		t.Errorf("facts.jsonl has %d lines, want %d", n, len(fs))
+	}
+}
+
+// overlapIngester is a fakeIngester whose first call waits (at most a second) for a
+// second one to start, and which records how many calls ran at once.
+type overlapIngester struct {
+	fakeIngester
+	mu      sync.Mutex
+	running int
+	most    int
+	second  chan struct{}
+	once    sync.Once
+}
+
+func (o *overlapIngester) IngestRaw(ctx context.Context, body []byte) error {
+	o.mu.Lock()
+	o.running++
+	o.most = max(o.most, o.running)
+	first := o.most == 1 && o.second != nil
+	if o.running == 2 {
+		o.once.Do(func() { close(o.second) })
+	}
+	o.mu.Unlock()
+	if first {
+		select {
+		case <-o.second:
+		case <-time.After(time.Second):
+		}
+	}
+	defer func() { o.mu.Lock(); o.running--; o.mu.Unlock() }()
+	return o.fakeIngester.IngestRaw(ctx, body)
+}
+
+// factKeys lists the idempotency keys of facts lines in order.
+func factKeys(t testing.TB, lines []factsLine) []string {
+	t.Helper()
+	keys := make([]string, len(lines))
+	for i, l := range lines {
+		f, err := clickfact.Parse(l.Detail)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys[i] = f.IdempotencyKey
+	}
+	return keys
+}
+
+func keysOf(fs []clickfact.Fact) []string {
+	keys := make([]string, len(fs))
+	for i, f := range fs {
+		keys[i] = f.IdempotencyKey
+	}
+	return keys
+}
+
+// Drain, and Run while no redirects are served, keep the next batch in Persist while
+// one is committed; the facts log still holds the events in journal order.
+func TestConsumerKeepsTwoBatchesInFlight(t *testing.T) {
+	for _, name := range []string{"Drain", "Run"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			fs := facts(t, 40)
+			journalFacts(t, dir, fs)
+			ing := &overlapIngester{second: make(chan struct{})}
+			c := newConsumer(t, dir, ing, ConsumerOptions{MaxBatch: 5, PollInterval: 5 * time.Millisecond})
+			if name == "Drain" {
+				if err := c.Drain(ctxTimeout(t)); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				ctx, cancel := context.WithCancel(ctxTimeout(t))
+				done := make(chan error, 1)
+				go func() { done <- c.Run(ctx) }()
+				for c.Stats().Delivered < int64(len(fs)) && ctx.Err() == nil {
+					time.Sleep(time.Millisecond)
+				}
+				cancel()
+				if err := <-done; err != nil {
+					t.Fatal(err)
+				}
+			}
+			if ing.most != 2 {
+				t.Errorf("at most %d ingests at once, want 2", ing.most)
+			}
+			if diff := cmp.Diff(keysOf(fs), factKeys(t, readFacts(t, filepath.Join(dir, "facts.jsonl")))); diff != "" {
+				t.Errorf("facts.jsonl keys (-want +got):\n%s", diff)
+			}
+			if s := c.Stats(); s.Batches != 8 || s.Delivered != 40 {
+				t.Errorf("consumer stats = %+v, want 8 batches of 5", s)
+			}
+		})
+	}
+}
+
+// Failed ingests, of the batch being committed or of the one behind it, are retried
+// and the facts log holds each event once, in journal order.
+func TestPipelineKeepsOrderUnderIngestFailures(t *testing.T) {
+	for _, every := range []int{2, 3, 5} {
+		t.Run(fmt.Sprintf("every_%d", every), func(t *testing.T) {
+			dir := t.TempDir()
+			fs := facts(t, 60)
+			journalFacts(t, dir, fs)
+			ing := &fakeIngester{failOn: func(call int) bool { return call%every == 0 }}
+			c := newConsumer(t, dir, ing, ConsumerOptions{MaxBatch: 4})
+			if err := c.Drain(ctxTimeout(t)); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(keysOf(fs), factKeys(t, readFacts(t, filepath.Join(dir, "facts.jsonl")))); diff != "" {
+				t.Errorf("facts.jsonl keys (-want +got):\n%s", diff)
+			}
+			if len(ing.edges()) != len(fs) {
+				t.Errorf("%d distinct edges ingested, want %d", len(ing.edges()), len(fs))
+			}
+			if s := c.Stats(); s.Retries == 0 || s.Delivered != 60 || s.Batches != 15 {
+				t.Errorf("consumer stats = %+v", s)
+			}
+		})
 	}
 }
