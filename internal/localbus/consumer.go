@@ -261,8 +261,10 @@ func (c *Consumer) open(dir string) error {
 		return err
 	}
 	if !found {
+		// Record where this consumer's lines start before it writes any, so that a
+		// crash in its first batch cuts them as it does any other batch's.
 		c.factsSize = fi.Size()
-		return nil
+		return c.saveOffset(offsetState{FactsSize: c.factsSize})
 	}
 	c.seg, c.pos, c.factsSize = st.Segment, st.Position, st.FactsSize
 	switch {
@@ -696,7 +698,8 @@ func (c *Consumer) loadOffset() (offsetState, bool, error) {
 	if err := json.Unmarshal(b, &st); err != nil {
 		return offsetState{}, false, fmt.Errorf("consumer offset %s: %w", c.offsetPath, err)
 	}
-	if st.Segment == 0 || st.Position < 0 || st.FactsSize < 0 {
+	// Segment 0 is a consumer that has not read from the journal yet.
+	if (st.Segment == 0 && st.Position != 0) || st.Position < 0 || st.FactsSize < 0 {
 		return offsetState{}, false, fmt.Errorf("consumer offset %s: %+v is out of range", c.offsetPath, st)
 	}
 	return st, true, nil
