@@ -427,9 +427,9 @@ func keysOf(fs []clickfact.Fact) []string {
 	return keys
 }
 
-// Drain, and Run while no redirects are served, keep the next batch in Persist while
+// Drain, and Run while no redirects are served, keep the next batches in Persist while
 // one is committed; the facts log still holds the events in journal order.
-func TestConsumerKeepsTwoBatchesInFlight(t *testing.T) {
+func TestConsumerKeepsBatchesInFlight(t *testing.T) {
 	for _, name := range []string{"Drain", "Run"} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -453,8 +453,8 @@ func TestConsumerKeepsTwoBatchesInFlight(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if ing.most != 2 {
-				t.Errorf("at most %d ingests at once, want 2", ing.most)
+			if ing.most < 2 || ing.most > pipelineDepth {
+				t.Errorf("at most %d ingests at once, want 2 to %d", ing.most, pipelineDepth)
 			}
 			if diff := cmp.Diff(keysOf(fs), factKeys(t, readFacts(t, filepath.Join(dir, "facts.jsonl")))); diff != "" {
 				t.Errorf("facts.jsonl keys (-want +got):\n%s", diff)

@@ -65,8 +65,8 @@
 // distinct element once (the fact builder's encoding is deterministic, so the vertex
 // of many clicks on one short URL is the same bytes), appends the events to the facts
 // log and fsyncs it, and only then moves its offset (temp file, fsync, rename).
-// Drain, and Run while no redirects are served, keep two batches in Persist: while the
-// oldest is committed, the next is read, assembled and ingested. Batches are still
+// Drain, and Run while no redirects are served, keep up to three batches in Persist: while
+// the oldest is committed, the next ones are read, assembled and ingested. Batches are still
 // committed one at a time in journal order; one that Persist took while the one ahead
 // of it failed waits for that one, and if the consumer stops first, both are read
 // again. A segment is left, and damage stepped over, only with no batch in flight. If
