@@ -73,6 +73,11 @@ func (b *batchState) intern(raw []byte) int {
 	return len(b.spans) - 1
 }
 
+// bodySize is the size of a body of all the batch's events.
+func (b *batchState) bodySize() int {
+	return len(b.elems) + len(b.spans) + len(`{"vertices":[],"edges":[]}`)
+}
+
 // body encodes a new ingest body of the pending events, or of event only if it is
 // not negative, with each distinct element once, vertices and edges in the order the
 // events bring them.

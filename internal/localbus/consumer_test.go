@@ -569,3 +569,24 @@ func snapshot(t testing.TB, dir, to string, torn bool) {
 	copyFile("facts.jsonl")
 	copyFile(consumerOffset)
 }
+
+// MaxBatchBytes bounds the ingest body, not the journal bytes its events came from:
+// a click's GraphSON is a fraction of its event, and the batch takes as many clicks
+// as the body holds.
+func TestBatchIsBoundedByItsBody(t *testing.T) {
+	dir := t.TempDir()
+	fs := facts(t, 300)
+	size := journalFacts(t, dir, fs)
+	limit := int(size / 4) // the body of all 300 is under half the journal's bytes
+	ing := &fakeIngester{}
+	c := newConsumer(t, dir, ing, ConsumerOptions{MaxBatchBytes: limit})
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	if ing.largest > limit || ing.calls > 3 {
+		t.Errorf("%d ingest calls, largest body %d bytes; want at most 3 under %d", ing.calls, ing.largest, limit)
+	}
+	if diff := cmp.Diff(keysOf(fs), factKeys(t, readFacts(t, filepath.Join(dir, "facts.jsonl")))); diff != "" {
+		t.Errorf("facts.jsonl keys (-want +got):\n%s", diff)
+	}
+}

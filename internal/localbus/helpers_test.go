@@ -118,6 +118,7 @@ type fakeIngester struct {
 	calls    int
 	rejected int
 	failures int
+	largest  int                 // the largest body received
 	failOn   func(call int) bool // optional: whether call (1-based) fails transiently
 	onFail   func()              // called on each failure, before returning
 }
@@ -131,6 +132,7 @@ func (f *fakeIngester) IngestRaw(_ context.Context, body []byte) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++
+	f.largest = max(f.largest, len(body))
 	if f.failures > 0 || (f.failOn != nil && f.failOn(f.calls)) {
 		f.failures = max(f.failures-1, 0)
 		if f.onFail != nil {
