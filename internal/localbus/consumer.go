@@ -132,9 +132,10 @@ type Consumer struct {
 	facts      *os.File
 	running    sync.Mutex
 
-	seg       uint64 // 0: not positioned yet
+	seg       uint64 // where the next batch is read; 0: not positioned yet
 	pos       int64
-	factsSize int64 // size of the facts log that the saved offset accounts for
+	offSeg    uint64 // the segment of the saved offset
+	factsSize int64  // size of the facts log that the saved offset accounts for
 	f         *os.File
 	torn      tornState
 	spare     []*delivery // committed batches, whose buffers the next ones reuse
@@ -275,7 +276,7 @@ func (c *Consumer) open(dir string) error {
 		c.factsSize = fi.Size()
 		return c.saveOffset(offsetState{FactsSize: c.factsSize})
 	}
-	c.seg, c.pos, c.factsSize = st.Segment, st.Position, st.FactsSize
+	c.seg, c.pos, c.factsSize, c.offSeg = st.Segment, st.Position, st.FactsSize, st.Segment
 	switch {
 	case fi.Size() > c.factsSize:
 		if err := c.cutFacts(); err != nil {
@@ -418,10 +419,9 @@ func (c *Consumer) Drain(ctx context.Context) error {
 // while the oldest one's facts and offset are written, the next ones are read,
 // assembled and ingested. n is the number of records it delivered or skipped.
 //
-// A batch is read while others are in flight only from the segment they are in:
-// moving to the next segment saves the offset and deletes the segment, and stepping
-// over damage moves the offset too, so both wait until the batches before are
-// committed. When the oldest batch cannot be committed (ctx ended while it was
+// While others are in flight a batch is read only from whole frames (fetchOn):
+// stepping over damage or a torn tail waits until the batches before are committed,
+// and a segment read to its end is deleted only once a batch after it is. When the oldest batch cannot be committed (ctx ended while it was
 // retried), the attempts still running are waited for and their batches read again
 // next time, since nothing after an uncommitted batch may be committed.
 func (c *Consumer) flow(ctx context.Context, depth int, more func() bool) (n int, err error) {
@@ -434,6 +434,12 @@ func (c *Consumer) flow(ctx context.Context, depth int, more func() bool) (n int
 			c.spare = append(c.spare, b)
 		}
 		if len(flight) > 0 {
+			if c.seg != flight[0].seg { // fetchOn moved on: read it again from there
+				if err := c.f.Close(); err != nil {
+					c.log.Warn("close journal segment", "err", err)
+				}
+				c.f, c.seg = nil, flight[0].seg
+			}
 			c.pos = flight[0].start
 		}
 		c.atSeg.Store(c.seg)
@@ -579,6 +585,11 @@ func (c *Consumer) commit(b *delivery) (int, error) {
 		return 0, err
 	}
 	c.factsSize = size
+	// The first batch of a segment fetchOn moved to: the ones before are delivered.
+	for s := c.offSeg; s != 0 && s < b.seg; s++ {
+		c.removeSegment(s)
+	}
+	c.offSeg = b.seg
 	c.stage(stageOffset)
 	return n, nil
 }
@@ -720,8 +731,7 @@ func (c *Consumer) saveOffset(st offsetState) error {
 
 // fetch reads the next batch of whole records into b, from the current segment,
 // moving to the next segment when this one is read to the end; ok is false when
-// there is nothing to read now. With batches in flight it only reads on in the
-// current segment (see flow) and reports nothing otherwise.
+// there is nothing to read now. With batches in flight it only reads on (fetchOn).
 //
 // It takes no lock: writers only append, and the kernel makes the bytes of a write
 // visible before the file size that covers them, so below the size it saw a reader
@@ -737,18 +747,7 @@ func (c *Consumer) fetch(b *delivery, inFlight bool) (ok bool, err error) {
 		}
 	}()
 	if inFlight {
-		if c.f == nil {
-			return false, nil
-		}
-		fi, err := c.f.Stat()
-		if err != nil {
-			return false, fmt.Errorf("stat %s: %w", c.f.Name(), err)
-		}
-		if c.pos >= fi.Size() {
-			return false, nil
-		}
-		_, err = c.read(b, fi.Size())
-		return len(b.recs) > 0, err
+		return c.fetchOn(b)
 	}
 	for {
 		if c.f == nil {
@@ -791,6 +790,41 @@ func (c *Consumer) fetch(b *delivery, inFlight bool) (ok bool, err error) {
 			}
 		}
 	}
+}
+
+// fetchOn reads the next batch while others are in flight: whole frames of the
+// current segment, or of the next one once this one was read to its clean end and a
+// newer one exists (its writers left it). It neither saves the offset nor deletes the
+// segment it leaves: commit does, once a batch of the next one is committed. Anything
+// else (damage, a torn tail, a missing segment) waits until nothing is in flight.
+func (c *Consumer) fetchOn(b *delivery) (bool, error) {
+	for c.f != nil {
+		// Newer first: once it exists, the size seen next is the segment's last.
+		newer, err := exists(segmentPath(c.journal, c.seg+1))
+		if err != nil {
+			return false, err
+		}
+		fi, err := c.f.Stat()
+		if err != nil {
+			return false, fmt.Errorf("stat %s: %w", c.f.Name(), err)
+		}
+		if c.pos < fi.Size() {
+			_, err = c.read(b, fi.Size())
+			return len(b.recs) > 0, err
+		}
+		if c.pos > fi.Size() || !newer {
+			return false, nil
+		}
+		f, err := os.Open(segmentPath(c.journal, c.seg+1))
+		if err != nil {
+			return false, nil // let the full fetch deal with it
+		}
+		if err := c.f.Close(); err != nil {
+			c.log.Warn("close journal segment", "err", err)
+		}
+		c.f, c.seg, c.pos = f, c.seg+1, 0
+	}
+	return false, nil
 }
 
 // read parses up to batchLimit whole frames from c.pos into b.recs and b.end. It
@@ -915,7 +949,7 @@ func (c *Consumer) nextSegment() error {
 	if err := c.f.Close(); err != nil {
 		c.log.Warn("close journal segment", "err", err)
 	}
-	c.f, c.seg, c.pos = nil, old+1, 0
+	c.f, c.seg, c.pos, c.offSeg = nil, old+1, 0, old+1
 	c.removeSegment(old)
 	return nil
 }

@@ -492,9 +492,10 @@ func TestPipelineKeepsOrderUnderIngestFailures(t *testing.T) {
 	}
 }
 
-// A crash at any stage of a batch's commit, while the next batch is in Persist,
-// loses nothing and duplicates nothing in the facts log: a consumer started on what
-// the crash left delivers the rest, and the log holds each event once, in order.
+// A crash at any stage of a batch's commit, while the next batches are in Persist
+// (in the same segment or the next ones), loses nothing and duplicates nothing in the
+// facts log: a consumer started on what the crash left delivers the rest, and the
+// log holds each event once, in order.
 func TestPipelineCrashAtEachStage(t *testing.T) {
 	fs := facts(t, 30)
 	for _, st := range []struct {
@@ -507,10 +508,10 @@ func TestPipelineCrashAtEachStage(t *testing.T) {
 		{"facts_torn", stageFacts, true},
 		{"offset", stageOffset, false},
 	} {
-		for _, at := range []int{1, 3, 6} {
+		for _, at := range []int{1, 2, 3, 6} {
 			t.Run(fmt.Sprintf("%s/batch_%d", st.name, at), func(t *testing.T) {
 				dir, crashed := t.TempDir(), t.TempDir()
-				journalFacts(t, dir, fs)
+				journalSegments(t, dir, fs, 8) // batches of 5, 3; 5, 3; …
 				c := newConsumer(t, dir, &fakeIngester{}, ConsumerOptions{MaxBatch: 5})
 				seen := 0
 				c.atStage = func(s commitStage) {
@@ -534,11 +535,48 @@ func TestPipelineCrashAtEachStage(t *testing.T) {
 				}
 				// The restart ingests again from the batch being committed on: at
 				// least what the facts log lacked.
-				if min := len(fs) - 5*at; len(ing.edges()) < min {
-					t.Errorf("restart ingested %d events, want at least %d", len(ing.edges()), min)
+				if want := len(fs) - 5*at; len(ing.edges()) < want {
+					t.Errorf("restart ingested %d events, want at least %d", len(ing.edges()), want)
+				}
+				if segs := segmentFiles(t, crashed); len(segs) != 1 || segs[0] != 4 {
+					t.Errorf("segments left after the restart: %v, want the last one", segs)
 				}
 			})
 		}
+	}
+}
+
+// With batches in flight the consumer reads on into the next segment; when it stops
+// with batches of both segments uncommitted, the next run reads them again from the
+// first one, in order.
+func TestPipelineAcrossSegments(t *testing.T) {
+	dir := t.TempDir()
+	fs := facts(t, 40)
+	journalSegments(t, dir, fs, 5)
+	ing := &overlapIngester{second: make(chan struct{})}
+	c := newConsumer(t, dir, ing, ConsumerOptions{MaxBatch: 5})
+	// Batches end with their segments: they overlap only if the consumer reads on.
+	ing.failOn = func(call int) bool { return call >= 4 }
+	ctx, cancel := context.WithTimeout(ctxTimeout(t), 200*time.Millisecond)
+	defer cancel()
+	if err := c.Drain(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("drain = %v, want DeadlineExceeded", err)
+	}
+	if ing.most < 2 {
+		t.Errorf("at most %d ingests at once, want batches of the next segments in flight", ing.most)
+	}
+	if st := readOffset(t, dir); st.Segment != 3 {
+		t.Errorf("offset %+v, want the end of segment 3, the last committed", st)
+	}
+	ing.failOn = nil
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(keysOf(fs), factKeys(t, readFacts(t, filepath.Join(dir, "facts.jsonl")))); diff != "" {
+		t.Errorf("facts.jsonl keys (-want +got):\n%s", diff)
+	}
+	if segs := segmentFiles(t, dir); len(segs) != 1 || segs[0] != 8 {
+		t.Errorf("segments left: %v, want the last one", segs)
 	}
 }
 
@@ -565,7 +603,9 @@ func snapshot(t testing.TB, dir, to string, torn bool) {
 			t.Fatal(err)
 		}
 	}
-	copyFile(filepath.Join(journalDir, segmentName(1)))
+	for _, s := range segmentFiles(t, dir) {
+		copyFile(filepath.Join(journalDir, segmentName(s)))
+	}
 	copyFile("facts.jsonl")
 	copyFile(consumerOffset)
 }

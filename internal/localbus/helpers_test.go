@@ -290,21 +290,32 @@ func ctxTimeout(t testing.TB) context.Context {
 // the bytes written.
 func journalFacts(t testing.TB, dir string, fs []clickfact.Fact) int64 {
 	t.Helper()
+	return journalSegments(t, dir, fs, len(fs))
+}
+
+// journalSegments is journalFacts with per events a segment, from segment 1 on.
+func journalSegments(t testing.TB, dir string, fs []clickfact.Fact, per int) int64 {
+	t.Helper()
 	tab := crcTable()
 	e := &encoder{}
-	var out []byte
-	for _, f := range fs {
-		fr, err := e.encode(f, fixedNow, defaultRegion, tab)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, fr...)
-	}
 	if err := os.MkdirAll(filepath.Join(dir, journalDir), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(segmentPath(filepath.Join(dir, journalDir), 1), out, 0o600); err != nil {
-		t.Fatal(err)
+	var total int64
+	for seg := uint64(1); len(fs) > 0; seg++ {
+		var out []byte
+		for _, f := range fs[:min(per, len(fs))] {
+			fr, err := e.encode(f, fixedNow, defaultRegion, tab)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fr...)
+		}
+		fs = fs[min(per, len(fs)):]
+		if err := os.WriteFile(segmentPath(filepath.Join(dir, journalDir), seg), out, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		total += int64(len(out))
 	}
-	return int64(len(out))
+	return total
 }
