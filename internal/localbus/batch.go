@@ -22,6 +22,21 @@ type delivery struct {
 	done chan error // the running ingest attempt's result
 }
 
+// grow makes b.buf hold at least n (and at most most) bytes of journal read from
+// from, keeping the records read so far valid.
+func (b *delivery) grow(n, most int, from int64) {
+	if n <= len(b.buf) {
+		return
+	}
+	buf := make([]byte, max(n, min(2*len(b.buf), most)))
+	copy(buf, b.buf)
+	for i, r := range b.recs {
+		at := int(r.pos-from) + frameHeader
+		b.recs[i].payload = buf[at : at+len(r.payload)]
+	}
+	b.buf = buf
+}
+
 // batchState is one batch's valid events and their elements.
 type batchState struct {
 	ev      clickfact.Event

@@ -827,36 +827,35 @@ func (c *Consumer) fetchOn(b *delivery) (bool, error) {
 	return false, nil
 }
 
-// read parses up to batchLimit whole frames from c.pos into b.recs and b.end. It
-// reads batchReadFactor × MaxBatchBytes at once (at least readChunk, which holds any
-// frame) into b's own buffer, so that one read can fill a batch and the batches in
-// flight keep their records.
+// read parses up to batchLimit whole frames from c.pos into b.recs and b.end, from
+// at most batchReadFactor × MaxBatchBytes of journal (at least readChunk, which holds
+// any frame), read into b's own buffer so that the batches in flight keep their
+// records. It reads a readChunk at a time, as long as the batch wants more frames: a
+// batch of BusyBatch events reads one chunk, not the most a batch may read.
 func (c *Consumer) read(b *delivery, size int64) (frameStatus, error) {
 	b.recs, b.end = b.recs[:0], c.pos
-	chunk := max(readChunk, batchReadFactor*c.opts.MaxBatchBytes)
-	n := min(int64(chunk), size-c.pos)
-	if n <= 0 {
-		return frameEOF, nil
-	}
-	if b.buf == nil {
-		b.buf = make([]byte, chunk)
-	}
-	buf := b.buf[:n]
-	if _, err := c.f.ReadAt(buf, c.pos); err != nil && !errors.Is(err, io.EOF) {
-		return frameEOF, fmt.Errorf("read %s at %d: %w", c.f.Name(), c.pos, err)
-	}
+	most := max(readChunk, batchReadFactor*c.opts.MaxBatchBytes)
+	limit := int(min(int64(most), size-c.pos))
 	var (
-		off int
-		st  frameStatus
+		have, off int
+		st        = frameEOF // what lies at off: frameEOF while it is the end of what was read
 	)
-	for len(b.recs) < c.batchLimit {
-		var p []byte
-		var m int
-		if p, m, st = parseFrame(buf[off:], c.tab); st != frameOK {
-			break
+	for len(b.recs) < c.batchLimit && have < limit && (st == frameEOF || st == frameIncomplete) {
+		n := min(limit, have+readChunk)
+		b.grow(n, most, c.pos)
+		if _, err := c.f.ReadAt(b.buf[have:n], c.pos+int64(have)); err != nil && !errors.Is(err, io.EOF) {
+			return frameEOF, fmt.Errorf("read %s at %d: %w", c.f.Name(), c.pos+int64(have), err)
 		}
-		b.recs = append(b.recs, record{pos: c.pos + int64(off), payload: p})
-		off += m
+		have = n
+		for len(b.recs) < c.batchLimit {
+			var p []byte
+			var m int
+			if p, m, st = parseFrame(b.buf[off:have], c.tab); st != frameOK {
+				break
+			}
+			b.recs = append(b.recs, record{pos: c.pos + int64(off), payload: p})
+			off += m
+		}
 	}
 	b.end = c.pos + int64(off)
 	return st, nil

@@ -630,3 +630,46 @@ func TestBatchIsBoundedByItsBody(t *testing.T) {
 		t.Errorf("facts.jsonl keys (-want +got):\n%s", diff)
 	}
 }
+
+// A batch reads the journal a chunk at a time and only as far as it needs: a small
+// one (BusyBatch, while redirects are served) reads one chunk, a large one grows its
+// buffer and keeps the records it had read intact.
+func TestReadTakesOnlyTheChunksABatchNeeds(t *testing.T) {
+	dir := t.TempDir()
+	fs := facts(t, 1200)
+	if n := journalFacts(t, dir, fs); n < 2*readChunk {
+		t.Fatalf("journaled %d bytes, want more than two chunks", n)
+	}
+	c := newConsumer(t, dir, &fakeIngester{}, ConsumerOptions{})
+	from := 0
+	for _, tt := range []struct {
+		limit, chunks int
+	}{{2, 1}, {1000, 2}} {
+		c.batchLimit = tt.limit
+		b := c.newBatch()
+		if ok, err := c.fetch(b, false); !ok || err != nil {
+			t.Fatalf("fetch = %v, %v", ok, err)
+		}
+		c.assemble(b)
+		c.pos = b.end
+		if len(b.events) != tt.limit || c.Stats().Invalid != 0 {
+			t.Fatalf("batch of %d: %d events, %d invalid", tt.limit, len(b.events), c.Stats().Invalid)
+		}
+		if len(b.buf) > tt.chunks*readChunk {
+			t.Errorf("batch of %d read into %d bytes, want at most %d chunks", tt.limit, len(b.buf), tt.chunks)
+		}
+		// Every record intact, the ones read before the buffer grew too.
+		for i := range b.events {
+			b.events[i].state = eventIngested
+		}
+		lines, _ := b.factsLines(b.recs)
+		path := filepath.Join(t.TempDir(), "lines.jsonl")
+		if err := os.WriteFile(path, lines, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(keysOf(fs[from:from+tt.limit]), factKeys(t, readFacts(t, path))); diff != "" {
+			t.Errorf("batch of %d (-want +got):\n%s", tt.limit, diff)
+		}
+		from += tt.limit
+	}
+}
