@@ -30,7 +30,8 @@ const (
 	// (~3,300 clicks of 1.9 KB a batch; Persist 65 -> 39 µs a fact). Bounding the
 	// body rather than the events it came from lets a batch take ~8,000 clicks,
 	// whose body (about 0.75 KB a click) is still under 6 MiB: with three batches
-	// in flight, 21.4k -> 24.6k facts/s (mean of three runs), Persist 37 -> 33 µs a fact.
+	// in flight, D by hand went from 21.4k to 24.6k facts/s (mean of three runs),
+	// Persist from 37 to 33 µs a fact.
 	defaultMaxBatch      = 10000
 	defaultMaxBatchBytes = 6 << 20
 	// batchReadFactor is how many times MaxBatchBytes of journal a batch reads: a
@@ -50,7 +51,7 @@ const (
 	// pipelineDepth is how many batches Drain, and Run while no redirects are
 	// served, keep in Persist at once. Two keep Persist busy while the consumer
 	// commits one batch and reads and assembles the next; a third lets Persist
-	// parse one while it syncs another's transaction (make bench D: 20-21k facts/s
+	// parse one while it syncs another's transaction (D by hand: 20-21k facts/s
 	// with two, 22-25k with three, no better with four).
 	pipelineDepth = 3
 	// defaultBusyBatch caps Run's batches while redirects are served (Busy): a
@@ -118,10 +119,11 @@ type ConsumerStats struct {
 }
 
 // Consumer delivers the bus's events: one merged ingest per batch, then the facts
-// log, then the offset, with the next batch's ingest under way meanwhile (flow). It checks each event's shape with one decode and forwards
-// the fact's GraphSON elements to Persist as they were written; Persist verifies
-// their identities. One Consumer runs per bus directory (consumer.lock); Run and
-// Drain must not run at the same time (the second gets ErrConsumerRunning).
+// log, then the offset, with the next batches' ingests under way meanwhile (flow). It
+// checks each event's shape with one decode and forwards the fact's GraphSON elements
+// to Persist as they were written; Persist verifies their identities. One Consumer
+// runs per bus directory (consumer.lock); Run and Drain must not run at the same time
+// (the second gets ErrConsumerRunning).
 type Consumer struct {
 	journal    string
 	offsetPath string
@@ -145,7 +147,7 @@ type Consumer struct {
 
 	delivered, batches, invalid, retries, corrupt, paces atomic.Int64
 	batchLimit                                           int           // events per batch now: MaxBatch, less while Busy
-	atSeg                                                atomic.Uint64 // c.seg and c.pos as of the last step,
+	atSeg                                                atomic.Uint64 // the offset as of the last commit,
 	atPos                                                atomic.Int64  // for Lag from other goroutines
 }
 
@@ -421,9 +423,10 @@ func (c *Consumer) Drain(ctx context.Context) error {
 //
 // While others are in flight a batch is read only from whole frames (fetchOn):
 // stepping over damage or a torn tail waits until the batches before are committed,
-// and a segment read to its end is deleted only once a batch after it is. When the oldest batch cannot be committed (ctx ended while it was
-// retried), the attempts still running are waited for and their batches read again
-// next time, since nothing after an uncommitted batch may be committed.
+// and a segment read to its end is deleted only once a batch after it is. When the
+// oldest batch cannot be committed (ctx ended while it was retried), the attempts
+// still running are waited for and their batches read again next time, since nothing
+// after an uncommitted batch may be committed.
 func (c *Consumer) flow(ctx context.Context, depth int, more func() bool) (n int, err error) {
 	var flight []*delivery
 	defer func() {
@@ -446,8 +449,12 @@ func (c *Consumer) flow(ctx context.Context, depth int, more func() bool) (n int
 		c.atPos.Store(c.pos)
 	}()
 	var readErr error
+	next := func() bool { // whether to read another batch now
+		return readErr == nil && len(flight) < depth && ctx.Err() == nil &&
+			(n+len(flight) == 0 || (more != nil && more()))
+	}
 	for {
-		for readErr == nil && len(flight) < depth && ctx.Err() == nil && (n+len(flight) == 0 || (more != nil && more())) {
+		for next() {
 			b := c.newBatch()
 			ok, err := c.fetch(b, len(flight) > 0)
 			if err != nil || !ok {
