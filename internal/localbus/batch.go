@@ -8,9 +8,36 @@ import (
 	"github.com/linoone/linoone/internal/clickfact"
 )
 
-// batchState is one batch's valid events and their elements. It is reused from
-// batch to batch (by Run or Drain, one at a time), so steady-state batches allocate
-// little besides the ingest bodies.
+// delivery is one batch on its way through the consumer: where it lies in the journal,
+// its records, read into a buffer of its own so that the next batch can be read while
+// this one is in Persist, its events, and its running ingest attempt. A batch is
+// reused once committed, so steady-state batches allocate little besides the ingest
+// bodies.
+type delivery struct {
+	seg        uint64
+	start, end int64 // journal positions of its first record and after its last
+	recs       []record
+	buf        []byte // the journal bytes the records' payloads point into
+	batchState
+	done chan error // the running ingest attempt's result
+}
+
+// grow makes b.buf hold at least n (and at most most) bytes of journal read from
+// from, keeping the records read so far valid.
+func (b *delivery) grow(n, most int, from int64) {
+	if n <= len(b.buf) {
+		return
+	}
+	buf := make([]byte, max(n, min(2*len(b.buf), most)))
+	copy(buf, b.buf)
+	for i, r := range b.recs {
+		at := int(r.pos-from) + frameHeader
+		b.recs[i].payload = buf[at : at+len(r.payload)]
+	}
+	b.buf = buf
+}
+
+// batchState is one batch's valid events and their elements.
 type batchState struct {
 	ev      clickfact.Event
 	events  []batchEvent
@@ -59,6 +86,11 @@ func (b *batchState) intern(raw []byte) int {
 		b.seen[h] = len(b.spans) - 1
 	}
 	return len(b.spans) - 1
+}
+
+// bodySize is the size of a body of all the batch's events.
+func (b *batchState) bodySize() int {
+	return len(b.elems) + len(b.spans) + len(`{"vertices":[],"edges":[]}`)
 }
 
 // body encodes a new ingest body of the pending events, or of event only if it is

@@ -67,28 +67,34 @@ func BenchmarkConsumerDeliver(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				recs := benchRecords(b, batch, bc.distinct)
 				c := newConsumer(b, b.TempDir(), nopIngester{}, ConsumerOptions{})
+				d := c.newBatch()
 				ctx := context.Background()
+				delivered := 0
 				b.ReportAllocs()
 				b.ResetTimer()
 				for done := 0; done < b.N; done += batch {
 					n := min(batch, b.N-done)
-					if commit {
-						if err := c.deliver(ctx, recs[:n], 0); err != nil {
-							b.Fatal(err)
-						}
-						continue
-					}
-					c.assemble(recs[:n])
-					if err := c.ingest(ctx, recs[:n]); err != nil {
+					d.seg, d.recs = 1, recs[:n]
+					c.assemble(d)
+					if err := c.ingest(ctx, d); err != nil {
 						b.Fatal(err)
 					}
-					if lines, delivered := c.b.factsLines(recs[:n]); delivered != n || len(lines) == 0 {
-						b.Fatalf("delivered %d of %d events", delivered, n)
+					if commit {
+						m, err := c.commit(d)
+						if err != nil {
+							b.Fatal(err)
+						}
+						delivered += m
+						continue
 					}
+					if lines, m := d.factsLines(d.recs); m != n || len(lines) == 0 {
+						b.Fatalf("delivered %d of %d events", m, n)
+					}
+					delivered += n
 				}
 				b.StopTimer()
-				if s := c.Stats(); commit && s.Delivered != int64(b.N) {
-					b.Fatalf("delivered %d of %d events", s.Delivered, b.N)
+				if delivered != b.N {
+					b.Fatalf("delivered %d of %d events", delivered, b.N)
 				}
 			})
 		}

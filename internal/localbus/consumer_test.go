@@ -6,7 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"os"
+
 	"path/filepath"
 	"strings"
 	"sync"
@@ -348,5 +351,325 @@ func TestMultiLineDetailIsDeliveredOnOneLine(t *testing.T) {
 	}
 	if keyCounts(t, lines)[f.IdempotencyKey] != 1 {
 		t.Errorf("facts.jsonl does not hold %s", f.IdempotencyKey)
+	}
+}
+
+// A batch is cut at MaxBatch events or MaxBatchBytes, never at the size of one read of
+// the journal: larger transactions cost Persist less per event.
+func TestBatchIsNotCutAtOneRead(t *testing.T) {
+	dir := t.TempDir()
+	fs := facts(t, 1200)
+	if n := journalFacts(t, dir, fs); n < 2*readChunk {
+		t.Fatalf("journaled %d bytes, want more than two reads", n)
+	}
+	ing := &fakeIngester{}
+	c := newConsumer(t, dir, ing, ConsumerOptions{})
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	if ing.calls != 1 || len(ing.edges()) != len(fs) {
+		t.Errorf("%d ingest calls of %d edges, want 1 of %d", ing.calls, len(ing.edges()), len(fs))
+	}
+	if n := len(readFacts(t, filepath.Join(dir, "facts.jsonl"))); n != len(fs) {
+		t.Errorf("facts.jsonl has %d lines, want %d", n, len(fs))
+	}
+}
+
+// overlapIngester is a fakeIngester whose first call waits (at most a second) for a
+// second one to start, and which records how many calls ran at once.
+type overlapIngester struct {
+	fakeIngester
+	mu      sync.Mutex
+	running int
+	most    int
+	second  chan struct{}
+	once    sync.Once
+}
+
+func (o *overlapIngester) IngestRaw(ctx context.Context, body []byte) error {
+	o.mu.Lock()
+	o.running++
+	o.most = max(o.most, o.running)
+	first := o.most == 1 && o.second != nil
+	if o.running == 2 {
+		o.once.Do(func() { close(o.second) })
+	}
+	o.mu.Unlock()
+	if first {
+		select {
+		case <-o.second:
+		case <-time.After(time.Second):
+		}
+	}
+	defer func() { o.mu.Lock(); o.running--; o.mu.Unlock() }()
+	return o.fakeIngester.IngestRaw(ctx, body)
+}
+
+// factKeys lists the idempotency keys of facts lines in order.
+func factKeys(t testing.TB, lines []factsLine) []string {
+	t.Helper()
+	keys := make([]string, len(lines))
+	for i, l := range lines {
+		f, err := clickfact.Parse(l.Detail)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys[i] = f.IdempotencyKey
+	}
+	return keys
+}
+
+func keysOf(fs []clickfact.Fact) []string {
+	keys := make([]string, len(fs))
+	for i, f := range fs {
+		keys[i] = f.IdempotencyKey
+	}
+	return keys
+}
+
+// Drain, and Run while no redirects are served, keep the next batches in Persist while
+// one is committed; the facts log still holds the events in journal order.
+func TestConsumerKeepsBatchesInFlight(t *testing.T) {
+	for _, name := range []string{"Drain", "Run"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			fs := facts(t, 40)
+			journalFacts(t, dir, fs)
+			ing := &overlapIngester{second: make(chan struct{})}
+			c := newConsumer(t, dir, ing, ConsumerOptions{MaxBatch: 5, PollInterval: 5 * time.Millisecond})
+			if name == "Drain" {
+				if err := c.Drain(ctxTimeout(t)); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				ctx, cancel := context.WithCancel(ctxTimeout(t))
+				done := make(chan error, 1)
+				go func() { done <- c.Run(ctx) }()
+				for c.Stats().Delivered < int64(len(fs)) && ctx.Err() == nil {
+					time.Sleep(time.Millisecond)
+				}
+				cancel()
+				if err := <-done; err != nil {
+					t.Fatal(err)
+				}
+			}
+			if ing.most < 2 || ing.most > pipelineDepth {
+				t.Errorf("at most %d ingests at once, want 2 to %d", ing.most, pipelineDepth)
+			}
+			if diff := cmp.Diff(keysOf(fs), factKeys(t, readFacts(t, filepath.Join(dir, "facts.jsonl")))); diff != "" {
+				t.Errorf("facts.jsonl keys (-want +got):\n%s", diff)
+			}
+			if s := c.Stats(); s.Batches != 8 || s.Delivered != 40 {
+				t.Errorf("consumer stats = %+v, want 8 batches of 5", s)
+			}
+		})
+	}
+}
+
+// Failed ingests, of the batch being committed or of the one behind it, are retried
+// and the facts log holds each event once, in journal order.
+func TestPipelineKeepsOrderUnderIngestFailures(t *testing.T) {
+	for _, every := range []int{2, 3, 5} {
+		t.Run(fmt.Sprintf("every_%d", every), func(t *testing.T) {
+			dir := t.TempDir()
+			fs := facts(t, 60)
+			journalFacts(t, dir, fs)
+			ing := &fakeIngester{failOn: func(call int) bool { return call%every == 0 }}
+			c := newConsumer(t, dir, ing, ConsumerOptions{MaxBatch: 4})
+			if err := c.Drain(ctxTimeout(t)); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(keysOf(fs), factKeys(t, readFacts(t, filepath.Join(dir, "facts.jsonl")))); diff != "" {
+				t.Errorf("facts.jsonl keys (-want +got):\n%s", diff)
+			}
+			if len(ing.edges()) != len(fs) {
+				t.Errorf("%d distinct edges ingested, want %d", len(ing.edges()), len(fs))
+			}
+			if s := c.Stats(); s.Retries == 0 || s.Delivered != 60 || s.Batches != 15 {
+				t.Errorf("consumer stats = %+v", s)
+			}
+		})
+	}
+}
+
+// A crash at any stage of a batch's commit, while the next batches are in Persist
+// (in the same segment or the next ones), loses nothing and duplicates nothing in the
+// facts log: a consumer started on what the crash left delivers the rest, and the
+// log holds each event once, in order.
+func TestPipelineCrashAtEachStage(t *testing.T) {
+	fs := facts(t, 30)
+	for _, st := range []struct {
+		name  string
+		stage commitStage
+		torn  bool // the crash cut the facts append short
+	}{
+		{"ingested", stageIngested, false},
+		{"facts", stageFacts, false},
+		{"facts_torn", stageFacts, true},
+		{"offset", stageOffset, false},
+	} {
+		for _, at := range []int{1, 2, 3, 6} {
+			t.Run(fmt.Sprintf("%s/batch_%d", st.name, at), func(t *testing.T) {
+				dir, crashed := t.TempDir(), t.TempDir()
+				journalSegments(t, dir, fs, 8) // batches of 5, 3; 5, 3; …
+				c := newConsumer(t, dir, &fakeIngester{}, ConsumerOptions{MaxBatch: 5})
+				seen := 0
+				c.atStage = func(s commitStage) {
+					if s != st.stage {
+						return
+					}
+					if seen++; seen == at {
+						snapshot(t, dir, crashed, st.torn)
+					}
+				}
+				if err := c.Drain(ctxTimeout(t)); err != nil {
+					t.Fatal(err)
+				}
+				ing := &fakeIngester{}
+				c2 := newConsumer(t, crashed, ing, ConsumerOptions{MaxBatch: 5})
+				if err := c2.Drain(ctxTimeout(t)); err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(keysOf(fs), factKeys(t, readFacts(t, filepath.Join(crashed, "facts.jsonl")))); diff != "" {
+					t.Errorf("facts.jsonl keys after the restart (-want +got):\n%s", diff)
+				}
+				// The restart ingests again from the batch being committed on: at
+				// least what the facts log lacked.
+				if want := len(fs) - 5*at; len(ing.edges()) < want {
+					t.Errorf("restart ingested %d events, want at least %d", len(ing.edges()), want)
+				}
+				if segs := segmentFiles(t, crashed); len(segs) != 1 || segs[0] != 4 {
+					t.Errorf("segments left after the restart: %v, want the last one", segs)
+				}
+			})
+		}
+	}
+}
+
+// With batches in flight the consumer reads on into the next segment; when it stops
+// with batches of both segments uncommitted, the next run reads them again from the
+// first one, in order.
+func TestPipelineAcrossSegments(t *testing.T) {
+	dir := t.TempDir()
+	fs := facts(t, 40)
+	journalSegments(t, dir, fs, 5)
+	ing := &overlapIngester{second: make(chan struct{})}
+	c := newConsumer(t, dir, ing, ConsumerOptions{MaxBatch: 5})
+	// Batches end with their segments: they overlap only if the consumer reads on.
+	ing.failOn = func(call int) bool { return call >= 4 }
+	ctx, cancel := context.WithTimeout(ctxTimeout(t), 200*time.Millisecond)
+	defer cancel()
+	if err := c.Drain(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("drain = %v, want DeadlineExceeded", err)
+	}
+	if ing.most < 2 {
+		t.Errorf("at most %d ingests at once, want batches of the next segments in flight", ing.most)
+	}
+	if st := readOffset(t, dir); st.Segment != 3 {
+		t.Errorf("offset %+v, want the end of segment 3, the last committed", st)
+	}
+	ing.failOn = nil
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(keysOf(fs), factKeys(t, readFacts(t, filepath.Join(dir, "facts.jsonl")))); diff != "" {
+		t.Errorf("facts.jsonl keys (-want +got):\n%s", diff)
+	}
+	if segs := segmentFiles(t, dir); len(segs) != 1 || segs[0] != 8 {
+		t.Errorf("segments left: %v, want the last one", segs)
+	}
+}
+
+// snapshot copies what a crash of the consumer of dir leaves on disk into to: the
+// journal, the facts log and the offset. torn cuts the facts log halfway between the
+// size the offset records and its end, as a crash in the middle of an append does.
+func snapshot(t testing.TB, dir, to string, torn bool) {
+	t.Helper()
+	copyFile := func(rel string) {
+		b, err := os.ReadFile(filepath.Join(dir, rel))
+		if errors.Is(err, os.ErrNotExist) {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rel == "facts.jsonl" && torn {
+			b = b[:(readOffset(t, dir).FactsSize+int64(len(b)))/2]
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(to, rel)), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, rel), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range segmentFiles(t, dir) {
+		copyFile(filepath.Join(journalDir, segmentName(s)))
+	}
+	copyFile("facts.jsonl")
+	copyFile(consumerOffset)
+}
+
+// MaxBatchBytes bounds the ingest body, not the journal bytes its events came from:
+// a click's GraphSON is a fraction of its event, and the batch takes as many clicks
+// as the body holds.
+func TestBatchIsBoundedByItsBody(t *testing.T) {
+	dir := t.TempDir()
+	fs := facts(t, 300)
+	size := journalFacts(t, dir, fs)
+	limit := int(size / 4) // the body of all 300 is under half the journal's bytes
+	ing := &fakeIngester{}
+	c := newConsumer(t, dir, ing, ConsumerOptions{MaxBatchBytes: limit})
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	if ing.largest > limit || ing.calls > 3 {
+		t.Errorf("%d ingest calls, largest body %d bytes; want at most 3 under %d", ing.calls, ing.largest, limit)
+	}
+	if diff := cmp.Diff(keysOf(fs), factKeys(t, readFacts(t, filepath.Join(dir, "facts.jsonl")))); diff != "" {
+		t.Errorf("facts.jsonl keys (-want +got):\n%s", diff)
+	}
+}
+
+// A batch reads the journal a chunk at a time and only as far as it needs: a small
+// one (BusyBatch, while redirects are served) reads one chunk, a large one grows its
+// buffer and keeps the records it had read intact.
+func TestReadTakesOnlyTheChunksABatchNeeds(t *testing.T) {
+	dir := t.TempDir()
+	fs := facts(t, 1200)
+	if n := journalFacts(t, dir, fs); n < 2*readChunk {
+		t.Fatalf("journaled %d bytes, want more than two chunks", n)
+	}
+	c := newConsumer(t, dir, &fakeIngester{}, ConsumerOptions{})
+	from := 0
+	for _, tt := range []struct {
+		limit, chunks int
+	}{{2, 1}, {1000, 2}} {
+		c.batchLimit = tt.limit
+		b := c.newBatch()
+		if ok, err := c.fetch(b, false); !ok || err != nil {
+			t.Fatalf("fetch = %v, %v", ok, err)
+		}
+		c.assemble(b)
+		c.pos = b.end
+		if len(b.events) != tt.limit || c.Stats().Invalid != 0 {
+			t.Fatalf("batch of %d: %d events, %d invalid", tt.limit, len(b.events), c.Stats().Invalid)
+		}
+		if len(b.buf) > tt.chunks*readChunk {
+			t.Errorf("batch of %d read into %d bytes, want at most %d chunks", tt.limit, len(b.buf), tt.chunks)
+		}
+		// Every record intact, the ones read before the buffer grew too.
+		for i := range b.events {
+			b.events[i].state = eventIngested
+		}
+		lines, _ := b.factsLines(b.recs)
+		path := filepath.Join(t.TempDir(), "lines.jsonl")
+		if err := os.WriteFile(path, lines, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(keysOf(fs[from:from+tt.limit]), factKeys(t, readFacts(t, path))); diff != "" {
+			t.Errorf("batch of %d (-want +got):\n%s", tt.limit, diff)
+		}
+		from += tt.limit
 	}
 }

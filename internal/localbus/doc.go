@@ -47,7 +47,7 @@
 //	length uint32 LE | crc32c(payload) uint32 LE | payload (one event's JSON)
 //
 // so a torn tail after a crash is detected, ignored by the consumer and truncated by
-// the next writer. The consumer deletes a segment once it has read it to the end and
+// the next writer. The consumer deletes a segment once it has delivered it to the end and
 // a newer one exists.
 //
 // Publish checks the detail only in O(1) (an object by its first and last bytes;
@@ -64,7 +64,13 @@
 // verifies them. For each batch it ingests one merged GraphSON document, each
 // distinct element once (the fact builder's encoding is deterministic, so the vertex
 // of many clicks on one short URL is the same bytes), appends the events to the facts
-// log and fsyncs it, and only then moves its offset (temp file, fsync, rename). If
+// log and fsyncs it, and only then moves its offset (temp file, fsync, rename).
+// Drain, and Run while no redirects are served, keep up to three batches in Persist: while
+// the oldest is committed, the next ones are read, assembled and ingested. Batches are still
+// committed one at a time in journal order; one that Persist took while the one ahead
+// of it failed waits for that one, and if the consumer stops first, both are read
+// again. A segment read to its end is deleted once a batch of the next one is
+// committed; damage is stepped over only with no batch in flight. If
 // Persist rejects the merged document (ConsumerOptions.IsRejected), the consumer
 // ingests the batch's events one by one and skips, logging each whole at ERROR, those
 // Persist rejects, so that one bad event does not block the queue; any other failure

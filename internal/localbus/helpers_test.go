@@ -118,6 +118,7 @@ type fakeIngester struct {
 	calls    int
 	rejected int
 	failures int
+	largest  int                 // the largest body received
 	failOn   func(call int) bool // optional: whether call (1-based) fails transiently
 	onFail   func()              // called on each failure, before returning
 }
@@ -131,6 +132,7 @@ func (f *fakeIngester) IngestRaw(_ context.Context, body []byte) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++
+	f.largest = max(f.largest, len(body))
 	if f.failures > 0 || (f.failOn != nil && f.failOn(f.calls)) {
 		f.failures = max(f.failures-1, 0)
 		if f.onFail != nil {
@@ -281,4 +283,39 @@ func ctxTimeout(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// journalFacts writes the facts' events straight into segment 1 of dir's journal,
+// framed as Publish frames them, without a bus and its fsync per batch; it returns
+// the bytes written.
+func journalFacts(t testing.TB, dir string, fs []clickfact.Fact) int64 {
+	t.Helper()
+	return journalSegments(t, dir, fs, len(fs))
+}
+
+// journalSegments is journalFacts with per events a segment, from segment 1 on.
+func journalSegments(t testing.TB, dir string, fs []clickfact.Fact, per int) int64 {
+	t.Helper()
+	tab := crcTable()
+	e := &encoder{}
+	if err := os.MkdirAll(filepath.Join(dir, journalDir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for seg := uint64(1); len(fs) > 0; seg++ {
+		var out []byte
+		for _, f := range fs[:min(per, len(fs))] {
+			fr, err := e.encode(f, fixedNow, defaultRegion, tab)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fr...)
+		}
+		fs = fs[min(per, len(fs)):]
+		if err := os.WriteFile(segmentPath(filepath.Join(dir, journalDir), seg), out, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		total += int64(len(out))
+	}
+	return total
 }
