@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-
 	"path/filepath"
 	"strings"
 	"sync"
