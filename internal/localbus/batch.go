@@ -46,7 +46,6 @@ type batchState struct {
 	seen    map[uint64]int // maphash of an element's bytes: its index in spans
 	seed    maphash.Seed
 	emitted []bool // per span, while one body is built
-	lines   []byte // facts log lines of the batch
 }
 
 // batchEvent is one valid event of a batch: its record, the indexes of its vertex and
@@ -140,17 +139,17 @@ func (b *batchState) appendElements(out []byte, evs []batchEvent, edges bool) []
 	return out
 }
 
-// factsLines returns the facts log lines of the ingested events and their number.
-func (b *batchState) factsLines(recs []record) ([]byte, int) {
-	lines, n := b.lines[:0], 0
+// factsLines appends the facts log lines of the ingested events to dst and returns
+// it and their number.
+func (b *batchState) factsLines(dst []byte, recs []record) ([]byte, int) {
+	n := 0
 	for _, e := range b.events {
 		if e.state == eventIngested {
-			lines = appendLine(lines, recs[e.rec].payload)
+			dst = appendLine(dst, recs[e.rec].payload)
 			n++
 		}
 	}
-	b.lines = lines
-	return lines, n
+	return dst, n
 }
 
 // appendLine appends payload, a decoded event, as one facts log line.

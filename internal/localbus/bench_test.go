@@ -87,7 +87,7 @@ func BenchmarkConsumerDeliver(b *testing.B) {
 						delivered += m
 						continue
 					}
-					if lines, m := d.factsLines(d.recs); m != n || len(lines) == 0 {
+					if lines, m := d.factsLines(nil, d.recs); m != n || len(lines) == 0 {
 						b.Fatalf("delivered %d of %d events", m, n)
 					}
 					delivered += n

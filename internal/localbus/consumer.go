@@ -48,12 +48,12 @@ const (
 	loggedRejectedBytes = 16 << 10
 	// maxPace bounds Run's wait between batches while redirects are served.
 	maxPace = 250 * time.Millisecond
-	// pipelineDepth is how many batches Drain, and Run while no redirects are
+	// defaultPipeline is how many batches Drain, and Run while no redirects are
 	// served, keep in Persist at once. Two keep Persist busy while the consumer
 	// commits one batch and reads and assembles the next; a third lets Persist
 	// parse one while it syncs another's transaction (D by hand: 20-21k facts/s
 	// with two, 22-25k with three, no better with four).
-	pipelineDepth = 3
+	defaultPipeline = 3
 	// defaultBusyBatch caps Run's batches while redirects are served (Busy): a
 	// batch's ingest holds the one core for as long as it takes (about 80 µs per
 	// event with an in-process local Persist), which redirects wait out. 100 events
@@ -97,6 +97,10 @@ type ConsumerOptions struct {
 	Busy func() bool
 	// BusyBatch caps the events of one ingest while Busy; default 100.
 	BusyBatch int
+	// Pipeline is how many batches Drain, and Run while not Busy, keep in Persist
+	// at once; default 3. Each holds up to 3 × MaxBatchBytes of journal and its
+	// body, and Persist its parsed body, so memory grows with both.
+	Pipeline int
 
 	// IsRejected reports an ingest error that is Persist refusing the document for
 	// its content, not an outage; for *persist.Client:
@@ -141,6 +145,7 @@ type Consumer struct {
 	f         *os.File
 	torn      tornState
 	spare     []*delivery // committed batches, whose buffers the next ones reuse
+	lines     []byte      // the facts log lines of the batch being committed
 	// atStage, when set, is called at each stage of a batch's commit: where tests
 	// make the process crash.
 	atStage func(commitStage)
@@ -204,6 +209,9 @@ func NewConsumer(dir string, opts ConsumerOptions) (*Consumer, error) {
 	}
 	if opts.MaxBatch <= 0 {
 		opts.MaxBatch = defaultMaxBatch
+	}
+	if opts.Pipeline <= 0 {
+		opts.Pipeline = defaultPipeline
 	}
 	if opts.BusyBatch <= 0 {
 		opts.BusyBatch = defaultBusyBatch
@@ -338,7 +346,7 @@ func (c *Consumer) Stats() ConsumerStats {
 
 // Run delivers events until ctx is done, waking on Notify and polling the journal
 // every PollInterval for other processes' events. While Busy it delivers one batch at
-// a time and paces itself; otherwise it keeps pipelineDepth ingests in flight. A batch
+// a time and paces itself; otherwise it keeps Pipeline ingests in flight. A batch
 // in hand when ctx ends gets its current ingest attempt finished but no retry; it is
 // delivered again next time. Run returns nil once ctx is done.
 func (c *Consumer) Run(ctx context.Context) error {
@@ -361,7 +369,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 			n, err = c.flow(ctx, 1, nil)
 		} else {
 			c.batchLimit = c.opts.MaxBatch
-			n, err = c.flow(ctx, pipelineDepth, idle)
+			n, err = c.flow(ctx, c.opts.Pipeline, idle)
 		}
 		switch {
 		case ctx.Err() != nil:
@@ -393,7 +401,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	return nil
 }
 
-// Drain delivers everything in the journal now, with pipelineDepth ingests in
+// Drain delivers everything in the journal now, with Pipeline ingests in
 // flight, and returns. It fails if ctx ends first (for example while Persist is down)
 // or the journal cannot be read.
 func (c *Consumer) Drain(ctx context.Context) error {
@@ -405,7 +413,7 @@ func (c *Consumer) Drain(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("drain: %w", err)
 		}
-		n, err := c.flow(ctx, pipelineDepth, func() bool { return true })
+		n, err := c.flow(ctx, c.opts.Pipeline, func() bool { return true })
 		if err != nil {
 			return fmt.Errorf("drain: %w", err)
 		}
@@ -579,7 +587,8 @@ func (c *Consumer) assemble(b *delivery) {
 // it delivered.
 func (c *Consumer) commit(b *delivery) (int, error) {
 	c.stage(stageIngested)
-	lines, n := b.factsLines(b.recs)
+	lines, n := b.factsLines(c.lines[:0], b.recs)
+	c.lines = lines // one buffer for all batches: they are committed one at a time
 	size := c.factsSize
 	if len(lines) > 0 {
 		if err := c.appendFacts(lines); err != nil {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -452,8 +453,8 @@ func TestConsumerKeepsBatchesInFlight(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if ing.most < 2 || ing.most > pipelineDepth {
-				t.Errorf("at most %d ingests at once, want 2 to %d", ing.most, pipelineDepth)
+			if ing.most < 2 || ing.most > defaultPipeline {
+				t.Errorf("at most %d ingests at once, want 2 to %d", ing.most, defaultPipeline)
 			}
 			if diff := cmp.Diff(keysOf(fs), factKeys(t, readFacts(t, filepath.Join(dir, "facts.jsonl")))); diff != "" {
 				t.Errorf("facts.jsonl keys (-want +got):\n%s", diff)
@@ -661,7 +662,7 @@ func TestReadTakesOnlyTheChunksABatchNeeds(t *testing.T) {
 		for i := range b.events {
 			b.events[i].state = eventIngested
 		}
-		lines, _ := b.factsLines(b.recs)
+		lines, _ := b.factsLines(nil, b.recs)
 		path := filepath.Join(t.TempDir(), "lines.jsonl")
 		if err := os.WriteFile(path, lines, 0o600); err != nil {
 			t.Fatal(err)
@@ -670,5 +671,41 @@ func TestReadTakesOnlyTheChunksABatchNeeds(t *testing.T) {
 			t.Errorf("batch of %d (-want +got):\n%s", tt.limit, diff)
 		}
 		from += tt.limit
+	}
+}
+
+// concurrencyIngester takes every body after a short wait and records how many
+// calls ran at once.
+type concurrencyIngester struct {
+	running, most atomic.Int64
+}
+
+func (c *concurrencyIngester) IngestRaw(context.Context, []byte) error {
+	n := c.running.Add(1)
+	for m := c.most.Load(); n > m && !c.most.CompareAndSwap(m, n); m = c.most.Load() {
+	}
+	time.Sleep(5 * time.Millisecond)
+	c.running.Add(-1)
+	return nil
+}
+
+// Pipeline bounds the batches in Persist at once (serve's inline consumer keeps two).
+func TestPipelineOption(t *testing.T) {
+	for _, depth := range []int{1, 2} {
+		t.Run(fmt.Sprint(depth), func(t *testing.T) {
+			dir := t.TempDir()
+			journalFacts(t, dir, facts(t, 40))
+			ing := &concurrencyIngester{}
+			c := newConsumer(t, dir, ing, ConsumerOptions{MaxBatch: 5, Pipeline: depth})
+			if err := c.Drain(ctxTimeout(t)); err != nil {
+				t.Fatal(err)
+			}
+			if got := ing.most.Load(); got != int64(depth) {
+				t.Errorf("at most %d ingests at once, want %d", got, depth)
+			}
+			if n := len(readFacts(t, filepath.Join(dir, "facts.jsonl"))); n != 40 {
+				t.Errorf("facts.jsonl has %d lines, want 40", n)
+			}
+		})
 	}
 }
