@@ -9,7 +9,8 @@
 #
 #   baseline  tools/bare302, a bare net/http 302 from a map: req/s, p99 (wrk's latency
 #             distribution), server CPU µs/request (/proc/PID/stat utime+stime over
-#             the measured window)
+#             the measured window); measured right before each of A, B and C, which
+#             are compared with the baseline just before them
 #   A         default `linoone serve` (consumer inline, default bus sync): req/s and p99
 #             against the baseline; then the time from the end of the load until every
 #             acknowledged click (warm-up + measured 302s) is a line of facts.jsonl
@@ -209,21 +210,28 @@ measure() {
 }
 
 # --- baseline ---------------------------------------------------------------------------
-GOMAXPROCS=1 taskset -c 0 "$work/bin/bare302" "127.0.0.1:$bport" "$work/tokens" 2>>"$work/bare302.log" &
-bare_pid=$!
-pids+=("$bare_pid")
-for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$bport/x" && break; sleep 0.1; done
-kill -0 "$bare_pid" 2>/dev/null || die "bare302 did not start on port $bport"
-measure baseline "$bare_pid" "$bport"
-base_rps=$rps base_p99=$p99 base_cpu=$cpu
-kill "$bare_pid"
-wait "$bare_pid" 2>/dev/null || true
-forget "$bare_pid"
-row baseline "$(calc '%.0f req/s, p99 %.2f ms, %.1f µs CPU/request' "$base_rps, $base_p99, $base_cpu")${trouble:+ ($trouble)}" "—" "—"
+# The bare handler is measured again right before each of A, B and C, and each is
+# compared with the baseline taken just before it: on a shared machine the same
+# handler's figures drift by a third within minutes, and a baseline from minutes
+# earlier would make that drift look like ours.
+baseline() { # NAME: measures tools/bare302; sets base_rps, base_p99, base_cpu
+  GOMAXPROCS=1 taskset -c 0 "$work/bin/bare302" "127.0.0.1:$bport" "$work/tokens" 2>>"$work/bare302.log" &
+  bare_pid=$!
+  pids+=("$bare_pid")
+  for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$bport/x" && break; sleep 0.1; done
+  kill -0 "$bare_pid" 2>/dev/null || die "bare302 did not start on port $bport"
+  measure "bare-$1" "$bare_pid" "$bport"
+  base_rps=$rps base_p99=$p99 base_cpu=$cpu
+  kill "$bare_pid"
+  wait "$bare_pid" 2>/dev/null || true
+  forget "$bare_pid"
+  row "bare 302 before $1" "$(calc '%.0f req/s, p99 %.2f ms, %.1f µs CPU/request' "$base_rps, $base_p99, $base_cpu")${trouble:+ ($trouble)}" "—" "—"
+}
 
 ratio() { calc '%.2f' "$1 / $2"; }
 
 # --- A: default serve --------------------------------------------------------------------
+baseline A
 start_serve A "$work/a"
 lines_before=$(lines_of "$work/a/facts.jsonl")
 measure A "$serve_pid" "$rport"
@@ -248,6 +256,7 @@ else
 fi
 
 # --- B and C: the resolver alone, each sync mode ------------------------------------------
+baseline B
 start_serve B "$work/bc" LINOONE_CONSUMER=external LINOONE_BUS_SYNC="$default_sync"
 measure B "$serve_pid" "$rport"
 stop_serve
@@ -259,6 +268,7 @@ row "B" "$cpu µs CPU/request = $r× bare" "≤ 1.4×" "$(judge "$r" '<=' 1.4)"
 r=$(ratio "$p99" "$base_p99")
 row "B" "p99 $p99 ms = $r× bare" "≤ 1.5×" "$(judge "$r" '<=' 1.5)"
 
+baseline C
 start_serve C "$work/bc" LINOONE_CONSUMER=external LINOONE_BUS_SYNC="$other_sync"
 measure C "$serve_pid" "$rport"
 stop_serve
