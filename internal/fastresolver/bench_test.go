@@ -11,8 +11,6 @@ import (
 
 	"github.com/linoone/linoone/internal/clickfact"
 	"github.com/linoone/linoone/internal/fastresolver"
-	"github.com/linoone/linoone/internal/httpapi"
-	"github.com/linoone/linoone/internal/shorturl"
 )
 
 type discard struct{}
@@ -23,16 +21,7 @@ func (discard) Publish(context.Context, clickfact.Fact) error { return nil }
 // network: token check, lookup in the store, the click fact handed to a publisher
 // that keeps nothing, and the 302's headers.
 func BenchmarkRedirect(b *testing.B) {
-	rec, err := shorturl.NewRecorder(shorturl.RecorderConfig{Publisher: discard{}, DeadLetters: noDLQ{},
-		EventIDs: func() (string, error) { return "ev_01JZ8Q6W3C4V5B6N7M8K9J0H1G", nil }})
-	if err != nil {
-		b.Fatal(err)
-	}
-	res, err := shorturl.NewResolver(store{}, rec, shorturl.Screening{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	h := fastresolver.New(httpapi.NewResolver(httpapi.ResolverDeps{Resolver: res}), fastresolver.Options{}).Handler()
+	h := fastresolver.New(apiOver(b, discard{}), fastresolver.Options{}).Handler()
 	var ctx fasthttp.RequestCtx
 	raw := "GET /" + string(known.Token) + " HTTP/1.1\r\nHost: s.example.com\r\nUser-Agent: Mozilla/5.0 (bench)\r\n\r\n"
 	if err := ctx.Request.Read(bufio.NewReader(strings.NewReader(raw))); err != nil {

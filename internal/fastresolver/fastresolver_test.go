@@ -86,6 +86,12 @@ func (noDLQ) DeadLetter(context.Context, clickfact.DeadLetter) error {
 func newAPI(t *testing.T) (*httpapi.ResolverHandler, *publisher) {
 	t.Helper()
 	pub := &publisher{}
+	return apiOver(t, pub), pub
+}
+
+// apiOver is the resolver API over store, its clicks handed to pub.
+func apiOver(t testing.TB, pub shorturl.Publisher) *httpapi.ResolverHandler {
+	t.Helper()
 	rec, err := shorturl.NewRecorder(shorturl.RecorderConfig{Publisher: pub, DeadLetters: noDLQ{},
 		EventIDs: func() (string, error) { return "ev_01JZ8Q6W3C4V5B6N7M8K9J0H1G", nil }})
 	if err != nil {
@@ -96,7 +102,7 @@ func newAPI(t *testing.T) (*httpapi.ResolverHandler, *publisher) {
 		t.Fatal(err)
 	}
 	return httpapi.NewResolver(httpapi.ResolverDeps{Resolver: res,
-		Health: func() httpapi.Health { lag := int64(42); return httpapi.Health{BusLagBytes: &lag} }}), pub
+		Health: func() httpapi.Health { lag := int64(42); return httpapi.Health{BusLagBytes: &lag} }})
 }
 
 // serveNetHTTP and serveFast run the resolver API on a loopback port, on net/http and

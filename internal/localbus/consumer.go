@@ -772,15 +772,10 @@ func (c *Consumer) fetch(b *delivery, inFlight bool) (ok bool, err error) {
 				return false, err
 			}
 		}
-		newer, err := exists(segmentPath(c.journal, c.seg+1))
+		newer, size, err := c.segmentEnd()
 		if err != nil {
 			return false, err
 		}
-		fi, err := c.f.Stat()
-		if err != nil {
-			return false, fmt.Errorf("stat %s: %w", c.f.Name(), err)
-		}
-		size := fi.Size()
 		if c.pos > size {
 			c.log.Error("journal segment is shorter than the consumer offset; reading on from its end",
 				"segment", c.f.Name(), "offset", c.pos, "size", size)
@@ -808,6 +803,20 @@ func (c *Consumer) fetch(b *delivery, inFlight bool) (ok bool, err error) {
 	}
 }
 
+// segmentEnd reports whether a segment newer than the current one exists and the
+// current one's size, looked at in that order: once a newer one exists, the size
+// seen next is the segment's last.
+func (c *Consumer) segmentEnd() (newer bool, size int64, err error) {
+	if newer, err = exists(segmentPath(c.journal, c.seg+1)); err != nil {
+		return false, 0, err
+	}
+	fi, err := c.f.Stat()
+	if err != nil {
+		return false, 0, fmt.Errorf("stat %s: %w", c.f.Name(), err)
+	}
+	return newer, fi.Size(), nil
+}
+
 // fetchOn reads the next batch while others are in flight: whole frames of the
 // current segment, or of the next one once this one was read to its clean end and a
 // newer one exists (its writers left it). It neither saves the offset nor deletes the
@@ -815,20 +824,15 @@ func (c *Consumer) fetch(b *delivery, inFlight bool) (ok bool, err error) {
 // else (damage, a torn tail, a missing segment) waits until nothing is in flight.
 func (c *Consumer) fetchOn(b *delivery) (bool, error) {
 	for c.f != nil {
-		// Newer first: once it exists, the size seen next is the segment's last.
-		newer, err := exists(segmentPath(c.journal, c.seg+1))
+		newer, size, err := c.segmentEnd()
 		if err != nil {
 			return false, err
 		}
-		fi, err := c.f.Stat()
-		if err != nil {
-			return false, fmt.Errorf("stat %s: %w", c.f.Name(), err)
-		}
-		if c.pos < fi.Size() {
-			_, err = c.read(b, fi.Size())
+		if c.pos < size {
+			_, err = c.read(b, size)
 			return len(b.recs) > 0, err
 		}
-		if c.pos > fi.Size() || !newer {
+		if c.pos > size || !newer {
 			return false, nil
 		}
 		f, err := os.Open(segmentPath(c.journal, c.seg+1))
