@@ -256,6 +256,35 @@ func TestLimits(t *testing.T) {
 	}
 }
 
+// TestRefusesWhatNetHTTPRefuses: requests net/http's server refuses as malformed or
+// ambiguous (the raw material of request smuggling behind a proxy) are refused by
+// the fasthttp server too, and record no click.
+func TestRefusesWhatNetHTTPRefuses(t *testing.T) {
+	get := "GET /" + string(known.Token) + " HTTP/1.1\r\n"
+	for _, raw := range []string{
+		get + "Host: x\r\nContent-Length: 4\r\nContent-Length: 5\r\n\r\nabcde",
+		get + "Host: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
+		get + "Host: x\r\nHost: y\r\n\r\n",
+		get + "\r\n", // HTTP/1.1 without Host
+		get + "Host: x\r\nX: a\nb\r\n\r\n",
+		get + "Host: x\r\n X-Folded: y\r\n\r\n",
+	} {
+		netAddr, netPub := serveNetHTTP(t)
+		fastAddr, fastPub, _ := serveFast(t, false)
+		want, _ := exchange(t, netAddr, raw)
+		got, _ := exchange(t, fastAddr, raw)
+		if want.StatusCode < 400 {
+			t.Fatalf("%q: net/http answered %d, the test expects a refusal", raw, want.StatusCode)
+		}
+		if got.StatusCode < 400 || got.StatusCode >= 500 {
+			t.Errorf("%q: fasthttp answered %d (net/http %d), want a 4xx refusal", raw, got.StatusCode, want.StatusCode)
+		}
+		if n, m := len(fastPub.taken()), len(netPub.taken()); n != 0 || m != 0 {
+			t.Errorf("%q: %d and %d clicks recorded, want none", raw, n, m)
+		}
+	}
+}
+
 // TestShutdownAnswersRedirectsInFlight: Shutdown stops taking connections but lets
 // a redirect whose click is being journaled finish with its 302; the click is not
 // given up because the server is stopping.
