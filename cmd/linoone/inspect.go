@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -29,7 +30,7 @@ example:
 // inspect prints GET /links/{token} through the generated client.
 func inspect(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	fs := newFlags("inspect")
-	endpoint := fs.String("management-url", "", "management API base URL (default $LINOONE_MANAGEMENT_URL or http://$LINOONE_MANAGEMENT_ADDR)")
+	endpoint := managementURLFlag(fs)
 	asJSON := fs.Bool("json", false, "print the API's JSON answer")
 	pos, err := parse(fs, args, 1, 1)
 	if err != nil {
@@ -60,6 +61,12 @@ func tokenOf(s string) string {
 		return path.Base(u.Path)
 	}
 	return s
+}
+
+// managementURLFlag is the --management-url flag of every command that calls the
+// management API; managementClient takes its value.
+func managementURLFlag(fs *flag.FlagSet) *string {
+	return fs.String("management-url", "", "management API base URL (default $LINOONE_MANAGEMENT_URL or http://$LINOONE_MANAGEMENT_ADDR)")
 }
 
 // managementClient is the generated management client, signing with the producer's

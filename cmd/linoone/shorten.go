@@ -20,7 +20,7 @@ import (
 // through POST /shorten/batch (bulk.go).
 func shorten(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlags("shorten")
-	endpoint := fs.String("management-url", "", "management API base URL (default $LINOONE_MANAGEMENT_URL or http://$LINOONE_MANAGEMENT_ADDR)")
+	endpoint := managementURLFlag(fs)
 	asJSON := fs.Bool("json", false, `print the answer as JSON: {"short_url","token"} (with --file: one JSON object per line)`)
 	bulk := bulkFlags(fs)
 	pos, err := parse(fs, args, 0, 1)

@@ -24,7 +24,7 @@ example:
 // stats prints GET /links/{token}/stats through the generated client as a table.
 func stats(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	fs := newFlags("stats")
-	endpoint := fs.String("management-url", "", "management API base URL (default $LINOONE_MANAGEMENT_URL or http://$LINOONE_MANAGEMENT_ADDR)")
+	endpoint := managementURLFlag(fs)
 	from := fs.String("from", "", "first UTC day, YYYY-MM-DD (default: 29 days before --to)")
 	to := fs.String("to", "", "last UTC day, YYYY-MM-DD (default: today)")
 	asJSON := fs.Bool("json", false, "print the API's JSON answer")
