@@ -96,7 +96,10 @@ type Bus struct {
 	seg     uint64
 	next    string // path of segment seg+1, whose existence means seg was rolled
 	f       *os.File
-	end     int64 // end of the whole frames in f as last seen under the lock; -1: unknown
+	end     int64         // end of the whole frames in f as last seen under the lock; -1: unknown
+	alloc   int64         // f's size: zeros from end to alloc were written ahead
+	hdr     []byte        // the header's end and checksum, as last written
+	ahead   *aheadSegment // the next segment, zero-filled meanwhile (a lone writer's)
 	spare   []byte
 	scratch []byte // reads other writers' records to check the tail
 	dirty   bool   // SyncInterval: f holds written, not yet fsync'ed batches
@@ -122,8 +125,9 @@ type encoder struct {
 
 var _ shorturl.Publisher = (*Bus)(nil)
 
-// OpenBus opens (creating it if needed) the bus in dir, truncates a torn journal
-// tail left by a crash, and starts the journal writer.
+// OpenBus opens (creating it if needed) the bus in dir, finds the end of the
+// journal's active segment (writing on in a new one after a torn batch that a crash
+// left), and starts the journal writer.
 func OpenBus(dir string, opts BusOptions) (*Bus, error) {
 	if opts.Fault != "" && opts.Fault != FaultAlways {
 		return nil, fmt.Errorf("open bus: fault %q is not %q or empty", opts.Fault, FaultAlways)
@@ -171,6 +175,9 @@ func OpenBus(dir string, opts BusOptions) (*Bus, error) {
 		end:     -1,
 	}
 	b.enc.New = func() any { return &encoder{buf: make([]byte, 0, 2048)} }
+	if w.solo {
+		removeTemps(journal, tempSegmentPrefix) // segments a crash left half-made
+	}
 	if err := b.recover(); err != nil {
 		_ = w.close()
 		return nil, fmt.Errorf("open bus %s: %w", dir, err)
@@ -179,7 +186,7 @@ func OpenBus(dir string, opts BusOptions) (*Bus, error) {
 	return b, nil
 }
 
-// recover finds the active segment and cuts a torn tail, under the lock.
+// recover finds the active segment and its end, under the lock.
 func (b *Bus) recover() error {
 	if err := b.w.acquire(); err != nil {
 		return err
@@ -205,6 +212,16 @@ func (b *Bus) Close() error {
 		<-b.done
 		var errs []error
 		b.wmu.Lock()
+		if b.ahead != nil {
+			b.ahead.discard()
+			b.ahead = nil
+		}
+		if b.f != nil && b.w.solo && b.end >= 0 && b.alloc > b.end {
+			// Alone: nobody writes past the end, so the zeros written ahead go.
+			if err := b.f.Truncate(b.end); err != nil {
+				errs = append(errs, fmt.Errorf("cut preallocated journal tail: %w", err))
+			}
+		}
 		if b.f != nil {
 			if err := b.f.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("close journal segment: %w", err))
@@ -414,7 +431,7 @@ func (b *Bus) syncNow() {
 	if !dirty || f == nil {
 		return
 	}
-	if err := f.Sync(); err != nil {
+	if err := datasync(f); err != nil {
 		if errors.Is(err, os.ErrClosed) {
 			return // rolled or closed meanwhile, which synced it first
 		}
@@ -427,13 +444,20 @@ func (b *Bus) syncNow() {
 	b.fsyncs.Add(1)
 }
 
-// retire fsyncs and closes the segment the bus stops appending to. It syncs
-// whatever dirty says: in SyncInterval the tick (syncNow) may have taken the flag
-// and not finished its fsync, and it gives up on a file closed under it. Segments
-// roll every SegmentSize bytes, so this is rare.
-func (b *Bus) retire() {
+// retire syncs and closes the segment the bus stops writing to. It syncs whatever
+// dirty says: in SyncInterval the tick (syncNow) may have taken the flag and not
+// finished its sync, and it gives up on a file closed under it. With trim, which
+// only a writer that knows the segment's end asks for (it is rolling it), the zeros
+// past the end are cut: nobody writes there any more. Segments roll every
+// SegmentSize bytes, so this is rare.
+func (b *Bus) retire(trim bool) {
+	if trim && b.alloc > b.end {
+		if err := b.f.Truncate(b.end); err != nil {
+			b.log.Warn("cannot cut the preallocated tail of a journal segment", "segment", b.f.Name(), "err", err)
+		}
+	}
 	if b.opts.Sync == SyncInterval {
-		if err := b.f.Sync(); err != nil {
+		if err := datasync(b.f); err != nil {
 			b.log.Error("journal fsync failed", "segment", b.f.Name(), "err", err)
 		} else {
 			b.fsyncs.Add(1)
@@ -450,7 +474,7 @@ func (b *Bus) syncDirty() {
 	if !b.dirty || b.f == nil {
 		return
 	}
-	if err := b.f.Sync(); err != nil {
+	if err := datasync(b.f); err != nil {
 		// The batches were acknowledged at write(2); the kernel still has them.
 		b.log.Error("journal fsync failed", "segment", b.f.Name(), "err", err)
 		return
@@ -512,31 +536,57 @@ func (b *Bus) appendLocked(buf []byte) error {
 	if err := b.prepare(len(buf)); err != nil {
 		return err
 	}
-	start := b.end
+	start, end := b.end, b.end+int64(len(buf))
 	b.batches.Add(1)
-	if _, err := b.f.Write(buf); err != nil {
-		// Cut a partial batch so that the next record starts on a frame boundary.
-		if terr := b.f.Truncate(start); terr != nil {
-			b.end = -1
+	if end > b.alloc {
+		if err := b.extend(end); err != nil {
+			return err
 		}
-		return fmt.Errorf("append to %s: %w", b.f.Name(), err)
 	}
-	b.end = start + int64(len(buf))
+	// Until the header's end covers them, readers do not look at these bytes, and
+	// if the write fails the next batch overwrites them.
+	if _, err := b.f.WriteAt(buf, start); err != nil {
+		return fmt.Errorf("write to %s: %w", b.f.Name(), err)
+	}
+	b.hdr = appendSegmentHeader(b.hdr[:0], end, b.tab)
+	if _, err := b.f.WriteAt(b.hdr[len(segMagic):20], int64(len(segMagic))); err != nil {
+		b.end = -1
+		return fmt.Errorf("publish end of %s: %w", b.f.Name(), err)
+	}
+	b.end = end
+	if b.w.solo && b.ahead == nil && b.end > b.opts.SegmentSize/2 {
+		// Past half of the segment, a lone writer has the next one zero-filled meanwhile.
+		b.ahead = startAhead(b.journal, b.opts.SegmentSize, b.tab)
+	}
 	if b.opts.Sync == SyncInterval {
 		b.dirty = true
 		return nil
 	}
-	if err := b.f.Sync(); err != nil {
+	if err := datasync(b.f); err != nil {
 		b.end = -1
-		return fmt.Errorf("fsync %s: %w", b.f.Name(), err)
+		return fmt.Errorf("fdatasync %s: %w", b.f.Name(), err)
 	}
 	b.fsyncs.Add(1)
 	return nil
 }
 
-// prepare makes b.f the active segment with a clean tail and room for need bytes.
-// It runs under the journal lock: another process may have rolled the segment,
-// appended to it, or died in the middle of a write since this one last looked.
+// extend writes zeros from the preallocated end of the active segment to past need,
+// a preallocChunk ahead when the segment has room for it. The batch's fdatasync
+// then also commits the new size; the batches after it only overwrite.
+func (b *Bus) extend(need int64) error {
+	to := max(need, min(b.alloc+preallocChunk, b.opts.SegmentSize))
+	to = (to + pageSize - 1) &^ (pageSize - 1)
+	if err := writeZeros(b.f, b.alloc, to); err != nil {
+		return err
+	}
+	b.alloc = to
+	return nil
+}
+
+// prepare makes b.f the active segment, with its end as published in its header and
+// room for need bytes. It runs under the journal lock: another process may have
+// rolled the segment or written to it since this one last looked. A writer that died
+// mid-batch left at most bytes past the end, which the next batch overwrites.
 func (b *Bus) prepare(need int) error {
 	if b.w.solo && !b.w.changed && b.f != nil && b.end >= 0 {
 		// Alone since the last look: the active segment and its end are as we left them.
@@ -559,38 +609,72 @@ func (b *Bus) prepare(need int) error {
 			return err
 		}
 		if newer || unlinked(fi) {
-			b.retire()
+			b.retire(false)
 			continue
 		}
 		size = fi.Size()
 		break
 	}
-	if size != b.end {
-		from := b.end
-		if from < 0 || from > size {
-			from = 0
+	start, end, err := segmentBounds(b.f, b.tab)
+	switch {
+	case errors.Is(err, errSegmentHeader):
+		b.log.Error("journal segment header damaged; starting a new segment", "segment", b.f.Name(), "err", err)
+		b.end = -1 // unknown: the old segment is left as it is
+		return b.create(b.seg + 1)
+	case err != nil:
+		return err
+	case start == 0:
+		// Version 1, which was appended to: cut a torn tail, then write version 2.
+		if err := b.cutTornTail(size); err != nil {
+			return err
 		}
-		valid, err := scanValid(b.f, from, size, b.tab, &b.scratch)
+		return b.create(b.seg + 1)
+	case b.end < 0:
+		// First look since opening the segment or since a failed batch. After a crash
+		// of the machine the end may cover frames whose bytes never reached the
+		// disk (a batch that was never acknowledged). Readers may have seen their
+		// bytes, so they are left as they are and writing goes on in a new segment.
+		valid, err := scanValid(b.f, start, end, b.tab, &b.scratch)
 		if err != nil {
 			return err
 		}
-		if valid < size {
-			if err := b.f.Truncate(valid); err != nil {
-				return fmt.Errorf("truncate torn tail of %s: %w", b.f.Name(), err)
-			}
-			if err := b.f.Sync(); err != nil {
-				return fmt.Errorf("fsync %s: %w", b.f.Name(), err)
-			}
-			b.log.Warn("journal torn tail truncated", "segment", b.f.Name(), "offset", valid, "bytes", size-valid)
+		if valid < end {
+			b.log.Warn("journal segment ends in a torn batch; starting a new segment",
+				"segment", b.f.Name(), "offset", valid, "bytes", end-valid)
+			b.end = end
+			return b.create(b.seg + 1)
 		}
-		b.end = valid
 	}
+	b.end, b.alloc = end, size
 	return b.roll(need)
+}
+
+// cutTornTail truncates the active version 1 segment of size size to its whole frames.
+func (b *Bus) cutTornTail(size int64) error {
+	from := b.end
+	if from < 0 || from > size {
+		from = 0
+	}
+	valid, err := scanValid(b.f, from, size, b.tab, &b.scratch)
+	if err != nil {
+		return err
+	}
+	if valid < size {
+		if err := b.f.Truncate(valid); err != nil {
+			return fmt.Errorf("truncate torn tail of %s: %w", b.f.Name(), err)
+		}
+		if err := b.f.Sync(); err != nil {
+			return fmt.Errorf("fsync %s: %w", b.f.Name(), err)
+		}
+		b.log.Warn("journal torn tail truncated", "segment", b.f.Name(), "offset", valid, "bytes", size-valid)
+	}
+	b.end = valid
+	return nil
 }
 
 // roll starts the next segment when need more bytes would not fit in this one.
 func (b *Bus) roll(need int) error {
-	if need > 0 && b.end > 0 && b.end+int64(need) > b.opts.SegmentSize {
+	if need > 0 && b.end > segHeader && b.end+int64(need) > b.opts.SegmentSize {
 		return b.create(b.seg + 1)
 	}
 	return nil
@@ -606,27 +690,62 @@ func (b *Bus) openLast() error {
 		return b.create(max(b.seg+1, 1))
 	}
 	n := segs[len(segs)-1]
-	f, err := os.OpenFile(segmentPath(b.journal, n), os.O_RDWR|os.O_APPEND, 0)
+	f, err := os.OpenFile(segmentPath(b.journal, n), os.O_RDWR, 0)
 	if err != nil {
 		return fmt.Errorf("open journal segment: %w", err)
 	}
-	b.f, b.seg, b.end, b.next = f, n, -1, segmentPath(b.journal, n+1)
+	b.f, b.seg, b.end, b.alloc, b.next = f, n, -1, 0, segmentPath(b.journal, n+1)
 	return nil
 }
 
-// create starts segment n and makes it the active one.
+// create starts segment n and makes it the active one: the segment zero-filled
+// ahead when it is ready, else a new one with its header and a first chunk of zeros
+// (newSegment).
 func (b *Bus) create(n uint64) error {
-	f, err := os.OpenFile(segmentPath(b.journal, n), os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return fmt.Errorf("create journal segment: %w", err)
+	path := segmentPath(b.journal, n)
+	f, alloc := b.takeAhead(path)
+	if f == nil {
+		alloc = min(preallocChunk, max(b.opts.SegmentSize, segHeader))
+		var err error
+		if f, err = newSegment(b.journal, path, alloc, b.tab); err != nil {
+			return err
+		}
 	}
 	if err := syncDir(b.journal); err != nil {
 		_ = f.Close()
 		return err
 	}
 	if b.f != nil {
-		b.retire()
+		b.retire(b.end >= 0)
 	}
-	b.f, b.seg, b.end, b.next = f, n, 0, segmentPath(b.journal, n+1)
+	b.f, b.seg, b.end, b.alloc, b.next = f, n, segHeader, alloc, segmentPath(b.journal, n+1)
 	return nil
+}
+
+// takeAhead links the segment zero-filled ahead to path if it is ready. It returns
+// no file when there is none (yet), or when it cannot be used (a writer that opened
+// the journal alone meanwhile removed it as a leftover): the caller makes one.
+func (b *Bus) takeAhead(path string) (*os.File, int64) {
+	a := b.ahead
+	if a == nil {
+		return nil, 0
+	}
+	select {
+	case <-a.done:
+	default:
+		return nil, 0 // still filling: it serves the roll after this one
+	}
+	b.ahead = nil
+	if a.err != nil {
+		b.log.Warn("journal segment could not be zero-filled ahead", "err", a.err)
+		return nil, 0
+	}
+	err := os.Link(a.f.Name(), path)
+	_ = os.Remove(a.f.Name())
+	if err != nil {
+		_ = a.f.Close()
+		b.log.Warn("journal segment zero-filled ahead is not used", "err", err)
+		return nil, 0
+	}
+	return a.f, a.size
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -71,7 +72,7 @@ func TestPublishDrainDeliversEachFactOnce(t *testing.T) {
 
 	seg := segmentFiles(t, dir)
 	st := readOffset(t, dir)
-	wantOff := offsetState{Segment: seg[len(seg)-1], Position: fileSize(t, segmentPath(filepath.Join(dir, journalDir), seg[len(seg)-1])),
+	wantOff := offsetState{Segment: seg[len(seg)-1], Position: segmentEnd(t, segmentPath(filepath.Join(dir, journalDir), seg[len(seg)-1])),
 		FactsSize: fileSize(t, filepath.Join(dir, "facts.jsonl"))}
 	if st != wantOff {
 		t.Errorf("offset = %+v, want %+v", st, wantOff)
@@ -216,8 +217,8 @@ func TestFaultAlways(t *testing.T) {
 		t.Errorf("err = %v, want an entry rejection with InternalFailure", err)
 	}
 	for _, s := range segmentFiles(t, dir) {
-		if n := fileSize(t, segmentPath(filepath.Join(dir, journalDir), s)); n != 0 {
-			t.Errorf("segment %d has %d bytes, want nothing journaled", s, n)
+		if start, end := segmentBoundsAt(t, segmentPath(filepath.Join(dir, journalDir), s)); end != start {
+			t.Errorf("segment %d has %d bytes of frames, want nothing journaled", s, end-start)
 		}
 	}
 	if s := bus.Stats(); s.Records != 0 || s.Batches != 0 {
@@ -233,11 +234,15 @@ func frame(payload string) []byte {
 	return appendFrame(nil, []byte(payload), crc32.MakeTable(crc32.Castagnoli))
 }
 
-func TestTornTailIsIgnoredAndTruncated(t *testing.T) {
+// tornTails are what a crash can leave where the next batch goes.
+func tornTails() []struct {
+	name string
+	tail []byte
+} {
 	good := frame(`{"x":1}`)
 	badCRC := bytes.Clone(good)
 	badCRC[len(badCRC)-1] ^= 0xff
-	tests := []struct {
+	return []struct {
 		name string
 		tail []byte
 	}{
@@ -246,7 +251,12 @@ func TestTornTailIsIgnoredAndTruncated(t *testing.T) {
 		{"bad crc", badCRC},
 		{"zero length", make([]byte, 12)},
 	}
-	for _, tt := range tests {
+}
+
+// A writer that died mid-batch (the process, not the machine) left bytes past the
+// published end: readers never look at them, and the next batch overwrites them.
+func TestUnpublishedTailIsIgnoredAndOverwritten(t *testing.T) {
+	for _, tt := range tornTails() {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			seg := segmentPath(filepath.Join(dir, journalDir), 1)
@@ -256,8 +266,8 @@ func TestTornTailIsIgnoredAndTruncated(t *testing.T) {
 			if err := bus.Close(); err != nil {
 				t.Fatal(err)
 			}
-			validEnd := fileSize(t, seg)
-			appendBytes(t, seg, tt.tail) // the crash
+			validEnd := segmentEnd(t, seg)
+			writePastEnd(t, seg, tt.tail) // the crash
 
 			ing := &fakeIngester{}
 			c := newConsumer(t, dir, ing, ConsumerOptions{})
@@ -271,11 +281,106 @@ func TestTornTailIsIgnoredAndTruncated(t *testing.T) {
 				t.Errorf("offset %d, want %d (the end of the whole records)", st.Position, validEnd)
 			}
 
-			bus2 := openBus(t, dir, BusOptions{}) // the next writer truncates
+			bus2 := openBus(t, dir, BusOptions{})
+			publishAll(t, bus2, fs[4:])
+			b, err := os.ReadFile(seg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, st := parseFrame(b[validEnd:], crcTable()); st != frameOK {
+				t.Errorf("the next batch did not overwrite the torn bytes at %d", validEnd)
+			}
+			if err := c.Drain(ctxTimeout(t)); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(ing.edges()); n != 6 {
+				t.Errorf("delivered %d facts, want 6", n)
+			}
+			if s := c.Stats(); s.Invalid != 0 || s.CorruptBytes != 0 {
+				t.Errorf("consumer stats = %+v", s)
+			}
+			if segs := segmentFiles(t, dir); len(segs) != 1 {
+				t.Errorf("segments %v, want the one", segs)
+			}
+		})
+	}
+}
+
+// After a crash of the machine, the published end may cover a batch whose bytes
+// never reached the disk (it was never acknowledged). The consumer waits at it while
+// the segment is the last; the next writer leaves it be and writes on in a new
+// segment, and the consumer then steps over the damage to the new segment.
+func TestTornBatchUnderTheEndStartsANewSegment(t *testing.T) {
+	for _, tt := range tornTails() {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			seg := segmentPath(filepath.Join(dir, journalDir), 1)
+			bus := openBus(t, dir, BusOptions{})
+			fs := facts(t, 6)
+			publishAll(t, bus, fs[:4])
+			if err := bus.Close(); err != nil {
+				t.Fatal(err)
+			}
+			appendBytes(t, seg, tt.tail) // written and published, but torn
+
+			ing := &fakeIngester{}
+			c := newConsumer(t, dir, ing, ConsumerOptions{})
+			if err := c.Drain(ctxTimeout(t)); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(ing.edges()); n != 4 {
+				t.Fatalf("delivered %d facts before the torn batch, want 4", n)
+			}
+
+			bus2 := openBus(t, dir, BusOptions{})
+			publishAll(t, bus2, fs[4:])
+			if segs := segmentFiles(t, dir); !slices.Equal(segs, []uint64{1, 2}) {
+				t.Fatalf("segments %v, want the torn one and a new one", segs)
+			}
+			if err := c.Drain(ctxTimeout(t)); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(ing.edges()); n != 6 {
+				t.Errorf("delivered %d facts, want 6", n)
+			}
+			if s := c.Stats(); s.Invalid != 0 || s.CorruptBytes != int64(len(tt.tail)) {
+				t.Errorf("consumer stats = %+v, want the %d torn bytes counted as damage", s, len(tt.tail))
+			}
+		})
+	}
+}
+
+// A journal written before segments had a header (version 1) is read as it was;
+// a torn tail is cut, and writing goes on in a new segment.
+func TestVersion1TornTailIsTruncated(t *testing.T) {
+	for _, tt := range tornTails() {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			seg := segmentPath(filepath.Join(dir, journalDir), 1)
+			fs := facts(t, 6)
+			validEnd := journalFacts(t, dir, fs[:4])
+			writePastEnd(t, seg, tt.tail) // the crash
+
+			ing := &fakeIngester{}
+			c := newConsumer(t, dir, ing, ConsumerOptions{})
+			if err := c.Drain(ctxTimeout(t)); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(ing.edges()); n != 4 {
+				t.Fatalf("delivered %d facts before the torn tail, want 4", n)
+			}
+			if st := readOffset(t, dir); st.Position != validEnd {
+				t.Errorf("offset %d, want %d (the end of the whole records)", st.Position, validEnd)
+			}
+
+			bus := openBus(t, dir, BusOptions{}) // the next writer truncates
 			if got := fileSize(t, seg); got != validEnd {
 				t.Errorf("segment size after reopen = %d, want %d", got, validEnd)
 			}
-			publishAll(t, bus2, fs[4:])
+			publishAll(t, bus, fs[4:])
+			if segs := segmentFiles(t, dir); len(segs) != 2 {
+				t.Errorf("segments %v, want a new one after the version 1 segment", segs)
+			}
 			if err := c.Drain(ctxTimeout(t)); err != nil {
 				t.Fatal(err)
 			}
@@ -289,8 +394,8 @@ func TestTornTailIsIgnoredAndTruncated(t *testing.T) {
 	}
 }
 
-// A writer that died mid-write in another process leaves a torn tail while this one
-// keeps running: the next batch truncates it before appending.
+// A writer that died mid-batch in another process leaves bytes past the end while
+// this one keeps running: the next batch overwrites them.
 func TestLiveWriterTruncatesTornTailOfAnother(t *testing.T) {
 	dir := t.TempDir()
 	seg := segmentPath(filepath.Join(dir, journalDir), 1)
@@ -299,7 +404,7 @@ func TestLiveWriterTruncatesTornTailOfAnother(t *testing.T) {
 	publishAll(t, bus, fs[:2])
 	other := openBus(t, dir, BusOptions{})
 	publishAll(t, other, fs[2:3])
-	appendBytes(t, seg, frame(`{"torn":true}`)[:9])
+	writePastEnd(t, seg, frame(`{"torn":true}`)[:9])
 	publishAll(t, bus, fs[3:])
 
 	ing := &fakeIngester{}
@@ -311,7 +416,7 @@ func TestLiveWriterTruncatesTornTailOfAnother(t *testing.T) {
 		t.Errorf("delivered %d, want 4", n)
 	}
 	if s := c.Stats(); s.CorruptBytes != 0 || s.Invalid != 0 {
-		t.Errorf("consumer stats = %+v: the torn bytes should have been truncated", s)
+		t.Errorf("consumer stats = %+v: the torn bytes should have been overwritten", s)
 	}
 }
 
@@ -329,9 +434,8 @@ func TestDamageInTheMiddleIsSteppedOver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, n, _ := parseFrame(b, crcTable())
-	_ = first
-	b[n+frameHeader+20] ^= 0xff // flip a byte of the second record
+	_, n, _ := parseFrame(b[segHeader:], crcTable())
+	b[segHeader+n+frameHeader+20] ^= 0xff // flip a byte of the second record
 	if err := os.WriteFile(seg, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -829,5 +933,101 @@ func TestFilesAreTheOwnersAlone(t *testing.T) {
 		if fi.Mode().Perm() != 0o600 {
 			t.Errorf("%s: mode %v, want 0600", p, fi.Mode().Perm())
 		}
+	}
+}
+
+// A segment is written over zeros written ahead of it, so that a batch's fdatasync
+// flushes data and commits no new size; a clean close cuts the zeros off again.
+func TestSegmentsArePreallocated(t *testing.T) {
+	dir := t.TempDir()
+	seg := segmentPath(filepath.Join(dir, journalDir), 1)
+	bus := openBus(t, dir, BusOptions{})
+	publishAll(t, bus, facts(t, 3))
+	end := segmentEnd(t, seg)
+	if size := fileSize(t, seg); size < end+preallocChunk/2 {
+		t.Errorf("segment size %d with frames up to %d: nothing written ahead", size, end)
+	}
+	b, err := os.ReadFile(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := slices.IndexFunc(b[end:], func(c byte) bool { return c != 0 }); i >= 0 {
+		t.Errorf("byte %d past the end is %#x, want zeros", end+int64(i), b[end+int64(i)])
+	}
+	if err := bus.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if size := fileSize(t, seg); size != end {
+		t.Errorf("segment size after close = %d, want its end %d", size, end)
+	}
+	if s := bus.Stats(); s.Batches == 0 || s.Fsyncs != s.Batches {
+		t.Errorf("stats = %+v, want a sync per batch", s)
+	}
+}
+
+// Past half of a segment, a lone writer has the next one zero-filled whole by
+// another goroutine; rolling links it into place, and nothing of it is left over.
+func TestRollTakesTheSegmentFilledAhead(t *testing.T) {
+	const size = 64 << 10
+	dir := t.TempDir()
+	journal := filepath.Join(dir, journalDir)
+	bus := openBus(t, dir, BusOptions{SegmentSize: size})
+	fs := facts(t, 60) // ~1.8 KB each: about two segments
+	i := 0
+	for ; segmentEnd(t, segmentPath(journal, 1)) <= size/2; i++ {
+		publishAll(t, bus, fs[i:i+1])
+	}
+	var filled string
+	waitFor(t, func() bool {
+		m, _ := filepath.Glob(filepath.Join(journal, tempSegmentPrefix+"*"))
+		if len(m) == 1 && fileSize(t, m[0]) == size {
+			filled = m[0]
+		}
+		return filled != ""
+	})
+	for ; len(segmentFiles(t, dir)) < 2; i++ {
+		publishAll(t, bus, fs[i:i+1])
+	}
+	if _, err := os.Stat(filled); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the segment filled ahead is still at %s (%v)", filled, err)
+	}
+	if got := fileSize(t, segmentPath(journal, 2)); got != size {
+		t.Errorf("segment 2 has %d bytes, want the %d zero-filled ahead", got, size)
+	}
+	if got := fileSize(t, segmentPath(journal, 1)); got != segmentEnd(t, segmentPath(journal, 1)) {
+		t.Errorf("rolled segment 1 keeps %d bytes past its end", got-segmentEnd(t, segmentPath(journal, 1)))
+	}
+	publishAll(t, bus, fs[i:])
+	if err := bus.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(journal, tempSegmentPrefix+"*")); len(m) != 0 {
+		t.Errorf("left over after close: %v", m)
+	}
+	ing := &fakeIngester{}
+	c := newConsumer(t, dir, ing, ConsumerOptions{})
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(ing.edges()); n != len(fs) {
+		t.Errorf("delivered %d, want %d", n, len(fs))
+	}
+}
+
+// Segments a crash left half-made are removed by the next writer that has the
+// journal to itself.
+func TestHalfMadeSegmentsAreRemoved(t *testing.T) {
+	dir := t.TempDir()
+	journal := filepath.Join(dir, journalDir)
+	if err := os.MkdirAll(journal, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	left := filepath.Join(journal, tempSegmentPrefix+"123")
+	if err := os.WriteFile(left, make([]byte, 100), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	openBus(t, dir, BusOptions{})
+	if _, err := os.Stat(left); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s is still there (%v)", left, err)
 	}
 }

@@ -516,19 +516,29 @@ func (c *Consumer) Lag() (int64, error) {
 		if s < seg {
 			continue
 		}
-		fi, err := os.Stat(segmentPath(c.journal, s))
+		start, end, err := c.boundsOf(segmentPath(c.journal, s))
 		if errors.Is(err, os.ErrNotExist) {
 			continue // delivered and removed meanwhile
 		}
 		if err != nil {
 			return 0, fmt.Errorf("journal lag: %w", err)
 		}
-		lag += fi.Size()
 		if s == seg {
-			lag -= pos
+			start = max(start, pos)
 		}
+		lag += max(end-start, 0)
 	}
-	return max(lag, 0), nil
+	return lag, nil
+}
+
+// boundsOf opens the segment at path for segmentBounds.
+func (c *Consumer) boundsOf(path string) (start, end int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	return segmentBounds(f, c.tab)
 }
 
 // settle waits for the batch's ingest attempt and commits the batch, retrying with
@@ -749,13 +759,14 @@ func (c *Consumer) saveOffset(st offsetState) error {
 // moving to the next segment when this one is read to the end; ok is false when
 // there is nothing to read now. With batches in flight it only reads on (fetchOn).
 //
-// It takes no lock: writers only append, and the kernel makes the bytes of a write
-// visible before the file size that covers them, so below the size it saw a reader
-// finds whole frames and, at the end, at most the start of one still being written.
-// That is also what a writer that died mid-write leaves, until the next writer
-// truncates it: either way the consumer waits. A frame that fails its checksum, or an
-// unfinished one in a segment that a newer one follows, is damage, which it steps
-// over.
+// It takes no lock: a writer publishes a segment's end in its header only after the
+// frames below it are written (version 2), so below the end a reader finds whole
+// frames. In a version 1 segment, which writers appended to, the kernel makes the
+// bytes of a write visible before the file size that covers them, so at the end a
+// reader finds at most the start of one still being written; that is also what a
+// writer that died mid-write left, and the consumer waits. A frame that fails its
+// checksum, or an unfinished one in a segment that a newer one follows, is damage,
+// which it steps over.
 func (c *Consumer) fetch(b *delivery, inFlight bool) (ok bool, err error) {
 	defer func() {
 		if ok {
@@ -773,6 +784,16 @@ func (c *Consumer) fetch(b *delivery, inFlight bool) (ok bool, err error) {
 			}
 		}
 		newer, size, err := c.segmentEnd()
+		if errors.Is(err, errSegmentHeader) && newer {
+			c.log.Error("journal segment header damaged; moving to the next segment", "segment", c.f.Name(), "offset", c.pos)
+			if err := c.nextSegment(); err != nil {
+				return false, err
+			}
+			continue
+		}
+		if errors.Is(err, errSegmentHeader) {
+			return false, nil // the next writer starts a new segment
+		}
 		if err != nil {
 			return false, err
 		}
@@ -803,18 +824,20 @@ func (c *Consumer) fetch(b *delivery, inFlight bool) (ok bool, err error) {
 	}
 }
 
-// segmentEnd reports whether a segment newer than the current one exists and the
-// current one's size, looked at in that order: once a newer one exists, the size
-// seen next is the segment's last.
-func (c *Consumer) segmentEnd() (newer bool, size int64, err error) {
+// segmentEnd reports whether a segment newer than the current one exists and where
+// the current one's frames end, looked at in that order: once a newer one exists,
+// the end seen next is the segment's last. It moves the position past the header of
+// a segment it is at the start of.
+func (c *Consumer) segmentEnd() (newer bool, end int64, err error) {
 	if newer, err = exists(segmentPath(c.journal, c.seg+1)); err != nil {
 		return false, 0, err
 	}
-	fi, err := c.f.Stat()
+	start, end, err := segmentBounds(c.f, c.tab)
 	if err != nil {
-		return false, 0, fmt.Errorf("stat %s: %w", c.f.Name(), err)
+		return newer, 0, err
 	}
-	return newer, fi.Size(), nil
+	c.pos = max(c.pos, start)
+	return newer, end, nil
 }
 
 // fetchOn reads the next batch while others are in flight: whole frames of the
@@ -825,6 +848,9 @@ func (c *Consumer) segmentEnd() (newer bool, size int64, err error) {
 func (c *Consumer) fetchOn(b *delivery) (bool, error) {
 	for c.f != nil {
 		newer, size, err := c.segmentEnd()
+		if errors.Is(err, errSegmentHeader) {
+			return false, nil // the full fetch steps over it
+		}
 		if err != nil {
 			return false, err
 		}
@@ -906,7 +932,7 @@ func (c *Consumer) stepOverDamage(size int64, newer bool) (bool, error) {
 	}
 	if c.settled(size) && !c.torn.logged {
 		c.torn.logged = true
-		c.log.Warn("journal ends in a torn record; the next writer truncates it",
+		c.log.Warn("journal ends in a torn record; the next writer cuts it or goes on in a new segment",
 			"segment", c.f.Name(), "offset", c.pos, "bytes", size-c.pos)
 	}
 	return false, nil

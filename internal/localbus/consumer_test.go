@@ -104,7 +104,7 @@ func TestRejectedEventIsSkippedAndTheRestDelivered(t *testing.T) {
 		t.Errorf("consumer stats = %+v", s)
 	}
 	seg := segmentFiles(t, dir)
-	if st := readOffset(t, dir); st.Position != fileSize(t, segmentPath(filepath.Join(dir, journalDir), seg[len(seg)-1])) {
+	if st := readOffset(t, dir); st.Position != segmentEnd(t, segmentPath(filepath.Join(dir, journalDir), seg[len(seg)-1])) {
 		t.Errorf("offset %+v is not at the end of the journal: the bad event blocks the queue", st)
 	}
 

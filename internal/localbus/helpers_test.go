@@ -265,17 +265,58 @@ func fileSize(t testing.TB, path string) int64 {
 	return fi.Size()
 }
 
-func appendBytes(t testing.TB, path string, b []byte) {
+// segmentEnd is where the frames of the segment at path end: its published end
+// (version 2) or its size (version 1).
+func segmentEnd(t testing.TB, path string) int64 {
 	t.Helper()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	_, end := segmentBoundsAt(t, path)
+	return end
+}
+
+func segmentBoundsAt(t testing.TB, path string) (start, end int64) {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Write(b); err != nil {
+	defer f.Close()
+	start, end, err = segmentBounds(f, crcTable())
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Close(); err != nil {
+	return start, end
+}
+
+// appendBytes adds b to the segment at path as a writer adds a batch: at the end of
+// its frames, then (version 2) publishing the new end.
+func appendBytes(t testing.TB, path string, b []byte) {
+	t.Helper()
+	writeAtEnd(t, path, b, true)
+}
+
+// writePastEnd writes b where the segment's next batch goes without publishing it:
+// what a writer that died mid-batch leaves. In a version 1 segment that is a torn
+// tail.
+func writePastEnd(t testing.TB, path string, b []byte) {
+	t.Helper()
+	writeAtEnd(t, path, b, false)
+}
+
+func writeAtEnd(t testing.TB, path string, b []byte, publish bool) {
+	t.Helper()
+	start, end := segmentBoundsAt(t, path)
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
 		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(b, end); err != nil {
+		t.Fatal(err)
+	}
+	if publish && start > 0 {
+		if _, err := f.WriteAt(appendSegmentHeader(nil, end+int64(len(b)), crcTable()), 0); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

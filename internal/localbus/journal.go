@@ -11,12 +11,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 const (
-	frameHeader = 8         // length uint32 | crc32c uint32
-	maxPayload  = 256 << 10 // EventBridge's entry limit
-	readChunk   = 1 << 20   // consumer and scanner read size; > one whole frame
+	frameHeader = 8 // length uint32 | crc32c uint32
+	// segHeader is the size of a version 2 segment's header (segmentHeader).
+	segHeader  = 32
+	maxPayload = 256 << 10 // EventBridge's entry limit
+	readChunk  = 1 << 20   // consumer and scanner read size; > one whole frame
 
 	journalDir   = "journal"
 	journalLock  = "journal.lock"
@@ -35,6 +38,63 @@ const (
 )
 
 func crcTable() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) }
+
+// segMagic opens a version 2 segment. A version 1 segment starts with a frame, whose
+// length is never zero, so the two cannot be taken for each other.
+var segMagic = [8]byte{0, 0, 0, 0, 'L', 'N', 'J', '2'}
+
+// A version 2 segment is written in place over zeros that were written ahead of it
+// (preallocated), so that a batch's fdatasync flushes data only: appending also
+// commits the file's new size to the file system's journal, which took about twice
+// as long. The file size therefore no longer tells where the frames end; the header
+// does:
+//
+//	magic [8]byte | end uint64 LE | crc32c(end) uint32 LE | 12 zero bytes | frames…
+//
+// end is the offset just past the last whole frame. A writer updates it after it has
+// written a batch's frames and before the batch's fdatasync, so a reader that sees an
+// end finds whole frames below it, and a batch that was acknowledged has its frames
+// and its end on disk. Its checksum lets a reader tell a header caught mid-update,
+// which it reads again, from a valid one. Version 1 segments (frames from offset 0,
+// ending at the file size) are still read; writers no longer append to them.
+func appendSegmentHeader(b []byte, end int64, tab *crc32.Table) []byte {
+	b = append(b, segMagic[:]...)
+	b = binary.LittleEndian.AppendUint64(b, uint64(end))
+	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[len(b)-8:], tab))
+	return append(b, make([]byte, segHeader-20)...)
+}
+
+// errSegmentHeader reports a version 2 header whose end fails its checksum, or lies
+// before the frames, on every read.
+var errSegmentHeader = errors.New("damaged segment header")
+
+// segmentBounds reads where the frames of the segment in f start and end: after the
+// header and at its end (version 2), or at 0 and the file size (version 1).
+func segmentBounds(f *os.File, tab *crc32.Table) (start, end int64, err error) {
+	var h [segHeader]byte
+	for try := 0; ; try++ {
+		n, rerr := f.ReadAt(h[:], 0)
+		if rerr != nil && !errors.Is(rerr, io.EOF) {
+			return 0, 0, fmt.Errorf("read header of %s: %w", f.Name(), rerr)
+		}
+		if n < len(segMagic) || [8]byte(h[:8]) != segMagic {
+			fi, err := f.Stat()
+			if err != nil {
+				return 0, 0, fmt.Errorf("stat %s: %w", f.Name(), err)
+			}
+			return 0, fi.Size(), nil
+		}
+		end := int64(binary.LittleEndian.Uint64(h[8:]))
+		if n >= 20 && crc32.Checksum(h[8:16], tab) == binary.LittleEndian.Uint32(h[16:]) && end >= segHeader {
+			return segHeader, end, nil
+		}
+		if try == 2 {
+			return 0, 0, fmt.Errorf("%s: %w", f.Name(), errSegmentHeader)
+		}
+		// Most likely the writer's update of the end, caught half-way.
+		time.Sleep(time.Millisecond)
+	}
+}
 
 // appendFrame appends payload framed as length | crc32c | payload.
 func appendFrame(b, payload []byte, tab *crc32.Table) []byte {
@@ -215,4 +275,119 @@ func writeSyncClose(f *os.File, data []byte) error {
 		return fmt.Errorf("close %s: %w", f.Name(), cerr)
 	}
 	return nil
+}
+
+const (
+	pageSize = 4 << 10
+	// preallocChunk is how far ahead of its end a writer zero-fills a segment that
+	// was not zero-filled whole ahead of time.
+	preallocChunk = 1 << 20
+)
+
+// zeros is what segments are preallocated with; never written to.
+var zeros = make([]byte, 256<<10)
+
+// writeZeros writes zeros over [from, to) of f.
+func writeZeros(f *os.File, from, to int64) error {
+	for from < to {
+		n := min(int64(len(zeros)), to-from)
+		if _, err := f.WriteAt(zeros[:n], from); err != nil {
+			return fmt.Errorf("preallocate %s: %w", f.Name(), err)
+		}
+		from += n
+	}
+	return nil
+}
+
+// newSegment makes a version 2 segment of size bytes (its header, then zeros) under
+// a temporary name and links it to path only once it is synced, so that no reader
+// ever sees a segment without its header. It fails if path exists.
+func newSegment(dir, path string, size int64, tab *crc32.Table) (*os.File, error) {
+	f, err := os.CreateTemp(dir, tempSegmentPrefix+"*")
+	if err != nil {
+		return nil, fmt.Errorf("create journal segment: %w", err)
+	}
+	err = fillSegment(f, size, tab, false)
+	if err == nil {
+		if err = os.Link(f.Name(), path); err != nil {
+			err = fmt.Errorf("create journal segment: %w", err)
+		}
+	}
+	_ = os.Remove(f.Name())
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// tempSegmentPrefix names segments being made (newSegment, aheadSegment); a writer
+// alone on a journal removes those a crash left.
+const tempSegmentPrefix = ".tmp-segment-"
+
+// fillSegment writes an empty version 2 segment of size bytes into the new file f
+// and syncs it, a MiB at a time. With pace, it rests twice as long as each MiB took:
+// a segment filled ahead is needed only once the active one is full, and a flush of
+// many MiB at once would hold the disk's queue while the writer's fdatasyncs of live
+// batches wait behind it.
+func fillSegment(f *os.File, size int64, tab *crc32.Table, pace bool) error {
+	if _, err := f.WriteAt(appendSegmentHeader(nil, segHeader, tab), 0); err != nil {
+		return fmt.Errorf("write header of %s: %w", f.Name(), err)
+	}
+	const step = 1 << 20
+	from := int64(segHeader)
+	for {
+		start := time.Now()
+		to := min(from+step, size)
+		if err := writeZeros(f, from, to); err != nil {
+			return err
+		}
+		if err := datasync(f); err != nil {
+			return fmt.Errorf("fdatasync %s: %w", f.Name(), err)
+		}
+		if from = to; from >= size {
+			return nil
+		}
+		if pace {
+			time.Sleep(2 * time.Since(start))
+		}
+	}
+}
+
+// aheadSegment is the next segment of a lone writer, zero-filled by a goroutine of
+// its own while the writer fills the active one, so that rolling costs a link.
+type aheadSegment struct {
+	done chan struct{}
+	f    *os.File
+	size int64
+	err  error
+}
+
+func startAhead(dir string, size int64, tab *crc32.Table) *aheadSegment {
+	a := &aheadSegment{done: make(chan struct{}), size: max(size, segHeader)}
+	go func() {
+		defer close(a.done)
+		f, err := os.CreateTemp(dir, tempSegmentPrefix+"*")
+		if err != nil {
+			a.err = fmt.Errorf("create journal segment: %w", err)
+			return
+		}
+		if err := fillSegment(f, a.size, tab, true); err != nil {
+			_ = f.Close()
+			_ = os.Remove(f.Name())
+			a.err = err
+			return
+		}
+		a.f = f
+	}()
+	return a
+}
+
+// discard waits for the goroutine and removes the segment it made.
+func (a *aheadSegment) discard() {
+	<-a.done
+	if a.f != nil {
+		_ = a.f.Close()
+		_ = os.Remove(a.f.Name())
+	}
 }
