@@ -129,6 +129,12 @@ var _ shorturl.Publisher = (*Bus)(nil)
 // journal's active segment (writing on in a new one after a torn batch that a crash
 // left), and starts the journal writer.
 func OpenBus(dir string, opts BusOptions) (*Bus, error) {
+	return newBus(dir, opts, true)
+}
+
+// newBus is OpenBus, which starts the writer goroutine (run) when start is set; a
+// test that writes with commit itself leaves it unset.
+func newBus(dir string, opts BusOptions, start bool) (*Bus, error) {
 	if opts.Fault != "" && opts.Fault != FaultAlways {
 		return nil, fmt.Errorf("open bus: fault %q is not %q or empty", opts.Fault, FaultAlways)
 	}
@@ -182,7 +188,9 @@ func OpenBus(dir string, opts BusOptions) (*Bus, error) {
 		_ = w.close()
 		return nil, fmt.Errorf("open bus %s: %w", dir, err)
 	}
-	go b.run()
+	if start {
+		go b.run()
+	}
 	return b, nil
 }
 
