@@ -253,33 +253,63 @@ func tornTails() []struct {
 	}
 }
 
+// publishFourOfSix publishes four of six facts into a new bus in a temporary
+// directory, closes it, and returns the directory, its one segment and the facts.
+func publishFourOfSix(t *testing.T) (dir, seg string, fs []clickfact.Fact) {
+	t.Helper()
+	dir = t.TempDir()
+	bus := openBus(t, dir, BusOptions{})
+	fs = facts(t, 6)
+	publishAll(t, bus, fs[:4])
+	if err := bus.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir, segmentPath(filepath.Join(dir, journalDir), 1), fs
+}
+
+// drainBeforeTorn drains the four facts a torn-tail test journaled before the
+// crash, and checks that the offset stops at validEnd (unless negative).
+func drainBeforeTorn(t *testing.T, dir string, ing *fakeIngester, validEnd int64) *Consumer {
+	t.Helper()
+	c := newConsumer(t, dir, ing, ConsumerOptions{})
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(ing.edges()); n != 4 {
+		t.Fatalf("delivered %d facts before the torn bytes, want 4", n)
+	}
+	if st := readOffset(t, dir); validEnd >= 0 && st.Position != validEnd {
+		t.Errorf("offset %d, want %d (the end of the whole records)", st.Position, validEnd)
+	}
+	return c
+}
+
+// drainAfterTorn drains the two facts published after the crash, and checks that
+// all six arrived and that corrupt torn bytes were stepped over as damage.
+func drainAfterTorn(t *testing.T, c *Consumer, ing *fakeIngester, corrupt int64) {
+	t.Helper()
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(ing.edges()); n != 6 {
+		t.Errorf("delivered %d facts, want 6", n)
+	}
+	if s := c.Stats(); s.Invalid != 0 || s.CorruptBytes != corrupt {
+		t.Errorf("consumer stats = %+v, want %d bytes of damage stepped over", s, corrupt)
+	}
+}
+
 // A writer that died mid-batch (the process, not the machine) left bytes past the
 // published end: readers never look at them, and the next batch overwrites them.
 func TestUnpublishedTailIsIgnoredAndOverwritten(t *testing.T) {
 	for _, tt := range tornTails() {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			seg := segmentPath(filepath.Join(dir, journalDir), 1)
-			bus := openBus(t, dir, BusOptions{})
-			fs := facts(t, 6)
-			publishAll(t, bus, fs[:4])
-			if err := bus.Close(); err != nil {
-				t.Fatal(err)
-			}
+			dir, seg, fs := publishFourOfSix(t)
 			validEnd := segmentEnd(t, seg)
 			writePastEnd(t, seg, tt.tail) // the crash
 
 			ing := &fakeIngester{}
-			c := newConsumer(t, dir, ing, ConsumerOptions{})
-			if err := c.Drain(ctxTimeout(t)); err != nil {
-				t.Fatal(err)
-			}
-			if n := len(ing.edges()); n != 4 {
-				t.Fatalf("delivered %d facts before the torn tail, want 4", n)
-			}
-			if st := readOffset(t, dir); st.Position != validEnd {
-				t.Errorf("offset %d, want %d (the end of the whole records)", st.Position, validEnd)
-			}
+			c := drainBeforeTorn(t, dir, ing, validEnd)
 
 			bus2 := openBus(t, dir, BusOptions{})
 			publishAll(t, bus2, fs[4:])
@@ -290,15 +320,7 @@ func TestUnpublishedTailIsIgnoredAndOverwritten(t *testing.T) {
 			if _, _, st := parseFrame(b[validEnd:], crcTable()); st != frameOK {
 				t.Errorf("the next batch did not overwrite the torn bytes at %d", validEnd)
 			}
-			if err := c.Drain(ctxTimeout(t)); err != nil {
-				t.Fatal(err)
-			}
-			if n := len(ing.edges()); n != 6 {
-				t.Errorf("delivered %d facts, want 6", n)
-			}
-			if s := c.Stats(); s.Invalid != 0 || s.CorruptBytes != 0 {
-				t.Errorf("consumer stats = %+v", s)
-			}
+			drainAfterTorn(t, c, ing, 0)
 			if segs := segmentFiles(t, dir); len(segs) != 1 {
 				t.Errorf("segments %v, want the one", segs)
 			}
@@ -313,39 +335,18 @@ func TestUnpublishedTailIsIgnoredAndOverwritten(t *testing.T) {
 func TestTornBatchUnderTheEndStartsANewSegment(t *testing.T) {
 	for _, tt := range tornTails() {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			seg := segmentPath(filepath.Join(dir, journalDir), 1)
-			bus := openBus(t, dir, BusOptions{})
-			fs := facts(t, 6)
-			publishAll(t, bus, fs[:4])
-			if err := bus.Close(); err != nil {
-				t.Fatal(err)
-			}
+			dir, seg, fs := publishFourOfSix(t)
 			appendBytes(t, seg, tt.tail) // written and published, but torn
 
 			ing := &fakeIngester{}
-			c := newConsumer(t, dir, ing, ConsumerOptions{})
-			if err := c.Drain(ctxTimeout(t)); err != nil {
-				t.Fatal(err)
-			}
-			if n := len(ing.edges()); n != 4 {
-				t.Fatalf("delivered %d facts before the torn batch, want 4", n)
-			}
+			c := drainBeforeTorn(t, dir, ing, -1)
 
 			bus2 := openBus(t, dir, BusOptions{})
 			publishAll(t, bus2, fs[4:])
 			if segs := segmentFiles(t, dir); !slices.Equal(segs, []uint64{1, 2}) {
 				t.Fatalf("segments %v, want the torn one and a new one", segs)
 			}
-			if err := c.Drain(ctxTimeout(t)); err != nil {
-				t.Fatal(err)
-			}
-			if n := len(ing.edges()); n != 6 {
-				t.Errorf("delivered %d facts, want 6", n)
-			}
-			if s := c.Stats(); s.Invalid != 0 || s.CorruptBytes != int64(len(tt.tail)) {
-				t.Errorf("consumer stats = %+v, want the %d torn bytes counted as damage", s, len(tt.tail))
-			}
+			drainAfterTorn(t, c, ing, int64(len(tt.tail)))
 		})
 	}
 }
@@ -362,16 +363,7 @@ func TestVersion1TornTailIsTruncated(t *testing.T) {
 			writePastEnd(t, seg, tt.tail) // the crash
 
 			ing := &fakeIngester{}
-			c := newConsumer(t, dir, ing, ConsumerOptions{})
-			if err := c.Drain(ctxTimeout(t)); err != nil {
-				t.Fatal(err)
-			}
-			if n := len(ing.edges()); n != 4 {
-				t.Fatalf("delivered %d facts before the torn tail, want 4", n)
-			}
-			if st := readOffset(t, dir); st.Position != validEnd {
-				t.Errorf("offset %d, want %d (the end of the whole records)", st.Position, validEnd)
-			}
+			c := drainBeforeTorn(t, dir, ing, validEnd)
 
 			bus := openBus(t, dir, BusOptions{}) // the next writer truncates
 			if got := fileSize(t, seg); got != validEnd {
@@ -381,15 +373,7 @@ func TestVersion1TornTailIsTruncated(t *testing.T) {
 			if segs := segmentFiles(t, dir); len(segs) != 2 {
 				t.Errorf("segments %v, want a new one after the version 1 segment", segs)
 			}
-			if err := c.Drain(ctxTimeout(t)); err != nil {
-				t.Fatal(err)
-			}
-			if n := len(ing.edges()); n != 6 {
-				t.Errorf("delivered %d facts, want 6", n)
-			}
-			if s := c.Stats(); s.Invalid != 0 || s.CorruptBytes != 0 {
-				t.Errorf("consumer stats = %+v", s)
-			}
+			drainAfterTorn(t, c, ing, 0)
 		})
 	}
 }
