@@ -284,6 +284,9 @@ const (
 	preallocChunk = 1 << 20
 )
 
+// errStopped reports a segment filled ahead that was not needed any more.
+var errStopped = errors.New("stopped")
+
 // zeros is what segments are preallocated with; never written to.
 var zeros = make([]byte, 256<<10)
 
@@ -307,7 +310,7 @@ func newSegment(dir, path string, size int64, tab *crc32.Table) (*os.File, error
 	if err != nil {
 		return nil, fmt.Errorf("create journal segment: %w", err)
 	}
-	err = fillSegment(f, size, tab, false)
+	err = fillSegment(f, size, tab, nil)
 	if err == nil {
 		if err = os.Link(f.Name(), path); err != nil {
 			err = fmt.Errorf("create journal segment: %w", err)
@@ -326,11 +329,12 @@ func newSegment(dir, path string, size int64, tab *crc32.Table) (*os.File, error
 const tempSegmentPrefix = ".tmp-segment-"
 
 // fillSegment writes an empty version 2 segment of size bytes into the new file f
-// and syncs it, a MiB at a time. With pace, it rests twice as long as each MiB took:
-// a segment filled ahead is needed only once the active one is full, and a flush of
-// many MiB at once would hold the disk's queue while the writer's fdatasyncs of live
-// batches wait behind it.
-func fillSegment(f *os.File, size int64, tab *crc32.Table, pace bool) error {
+// and syncs it, a MiB at a time. Given a stop channel, it rests twice as long as each
+// MiB took (a segment filled ahead is needed only once the active one is full, and a
+// flush of many MiB at once would hold the disk's queue while the writer's
+// fdatasyncs of live batches wait behind it), and gives up with errStopped once stop
+// is closed.
+func fillSegment(f *os.File, size int64, tab *crc32.Table, stop <-chan struct{}) error {
 	if _, err := f.WriteAt(appendSegmentHeader(nil, segHeader, tab), 0); err != nil {
 		return fmt.Errorf("write header of %s: %w", f.Name(), err)
 	}
@@ -348,8 +352,14 @@ func fillSegment(f *os.File, size int64, tab *crc32.Table, pace bool) error {
 		if from = to; from >= size {
 			return nil
 		}
-		if pace {
-			time.Sleep(2 * time.Since(start))
+		if stop != nil {
+			rest := time.NewTimer(2 * time.Since(start))
+			select {
+			case <-stop:
+				rest.Stop()
+				return errStopped
+			case <-rest.C:
+			}
 		}
 	}
 }
@@ -358,13 +368,14 @@ func fillSegment(f *os.File, size int64, tab *crc32.Table, pace bool) error {
 // its own while the writer fills the active one, so that rolling costs a link.
 type aheadSegment struct {
 	done chan struct{}
+	stop chan struct{} // closed by discard: the filling stops
 	f    *os.File
 	size int64
 	err  error
 }
 
 func startAhead(dir string, size int64, tab *crc32.Table) *aheadSegment {
-	a := &aheadSegment{done: make(chan struct{}), size: max(size, segHeader)}
+	a := &aheadSegment{done: make(chan struct{}), stop: make(chan struct{}), size: max(size, segHeader)}
 	go func() {
 		defer close(a.done)
 		f, err := os.CreateTemp(dir, tempSegmentPrefix+"*")
@@ -372,7 +383,7 @@ func startAhead(dir string, size int64, tab *crc32.Table) *aheadSegment {
 			a.err = fmt.Errorf("create journal segment: %w", err)
 			return
 		}
-		if err := fillSegment(f, a.size, tab, true); err != nil {
+		if err := fillSegment(f, a.size, tab, a.stop); err != nil {
 			_ = f.Close()
 			_ = os.Remove(f.Name())
 			a.err = err
@@ -383,8 +394,9 @@ func startAhead(dir string, size int64, tab *crc32.Table) *aheadSegment {
 	return a
 }
 
-// discard waits for the goroutine and removes the segment it made.
+// discard stops the goroutine and removes the segment it made.
 func (a *aheadSegment) discard() {
+	close(a.stop)
 	<-a.done
 	if a.f != nil {
 		_ = a.f.Close()
