@@ -698,9 +698,9 @@ func (b *Bus) openLast() error {
 		return b.create(max(b.seg+1, 1))
 	}
 	n := segs[len(segs)-1]
-	f, err := os.OpenFile(segmentPath(b.journal, n), os.O_RDWR, 0)
+	f, err := openSegmentRW(segmentPath(b.journal, n))
 	if err != nil {
-		return fmt.Errorf("open journal segment: %w", err)
+		return err
 	}
 	b.f, b.seg, b.end, b.alloc, b.next = f, n, -1, 0, segmentPath(b.journal, n+1)
 	return nil
@@ -750,10 +750,14 @@ func (b *Bus) takeAhead(path string) (*os.File, int64) {
 	}
 	err := os.Link(a.f.Name(), path)
 	_ = os.Remove(a.f.Name())
+	_ = a.f.Close()
+	var f *os.File
+	if err == nil {
+		f, err = openSegmentRW(path)
+	}
 	if err != nil {
-		_ = a.f.Close()
 		b.log.Warn("journal segment zero-filled ahead is not used", "err", err)
 		return nil, 0
 	}
-	return a.f, a.size
+	return f, a.size
 }

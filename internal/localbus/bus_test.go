@@ -927,6 +927,12 @@ func TestSegmentsArePreallocated(t *testing.T) {
 	seg := segmentPath(filepath.Join(dir, journalDir), 1)
 	bus := openBus(t, dir, BusOptions{})
 	publishAll(t, bus, facts(t, 3))
+	bus.wmu.Lock()
+	name := bus.f.Name()
+	bus.wmu.Unlock()
+	if name != seg {
+		t.Errorf("the active segment is open as %s, want its own name (messages give it)", name)
+	}
 	end := segmentEnd(t, seg)
 	if size := fileSize(t, seg); size < end+preallocChunk/2 {
 		t.Errorf("segment size %d with frames up to %d: nothing written ahead", size, end)
@@ -977,6 +983,12 @@ func TestRollTakesTheSegmentFilledAhead(t *testing.T) {
 	}
 	if got := fileSize(t, segmentPath(journal, 2)); got != size {
 		t.Errorf("segment 2 has %d bytes, want the %d zero-filled ahead", got, size)
+	}
+	bus.wmu.Lock()
+	name := bus.f.Name()
+	bus.wmu.Unlock()
+	if name != segmentPath(journal, 2) {
+		t.Errorf("the active segment is open as %s, want its own name (messages give it)", name)
 	}
 	if got := fileSize(t, segmentPath(journal, 1)); got != segmentEnd(t, segmentPath(journal, 1)) {
 		t.Errorf("rolled segment 1 keeps %d bytes past its end", got-segmentEnd(t, segmentPath(journal, 1)))

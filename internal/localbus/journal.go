@@ -317,9 +317,19 @@ func newSegment(dir, path string, size int64, tab *crc32.Table) (*os.File, error
 		}
 	}
 	_ = os.Remove(f.Name())
+	_ = f.Close()
 	if err != nil {
-		_ = f.Close()
 		return nil, err
+	}
+	return openSegmentRW(path)
+}
+
+// openSegmentRW opens the segment at path for writing, under that name (the one
+// its messages give).
+func openSegmentRW(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open journal segment: %w", err)
 	}
 	return f, nil
 }
