@@ -224,10 +224,10 @@ func (b *Bus) Close() error {
 			b.ahead.discard()
 			b.ahead = nil
 		}
-		if b.f != nil && b.w.solo && b.end >= 0 && b.alloc > b.end {
+		if b.f != nil && b.w.solo && b.end >= 0 {
 			// Alone: nobody writes past the end, so the zeros written ahead go.
-			if err := b.f.Truncate(b.end); err != nil {
-				errs = append(errs, fmt.Errorf("cut preallocated journal tail: %w", err))
+			if err := b.trimTail(); err != nil {
+				errs = append(errs, err)
 			}
 		}
 		if b.f != nil {
@@ -459,8 +459,8 @@ func (b *Bus) syncNow() {
 // past the end are cut: nobody writes there any more. Segments roll every
 // SegmentSize bytes, so this is rare.
 func (b *Bus) retire(trim bool) {
-	if trim && b.alloc > b.end {
-		if err := b.f.Truncate(b.end); err != nil {
+	if trim {
+		if err := b.trimTail(); err != nil {
 			b.log.Warn("cannot cut the preallocated tail of a journal segment", "segment", b.f.Name(), "err", err)
 		}
 	}
@@ -474,6 +474,17 @@ func (b *Bus) retire(trim bool) {
 	}
 	_ = b.f.Close() // SyncEach: synced after its last batch
 	b.f = nil
+}
+
+// trimTail cuts the zeros written ahead past the end of the active segment.
+func (b *Bus) trimTail() error {
+	if b.alloc <= b.end {
+		return nil
+	}
+	if err := b.f.Truncate(b.end); err != nil {
+		return fmt.Errorf("cut preallocated journal tail: %w", err)
+	}
+	return nil
 }
 
 // syncDirty fsyncs the active segment when it holds unsynced batches (SyncInterval),
@@ -748,13 +759,7 @@ func (b *Bus) takeAhead(path string) (*os.File, int64) {
 		b.log.Warn("journal segment could not be zero-filled ahead", "err", a.err)
 		return nil, 0
 	}
-	err := os.Link(a.f.Name(), path)
-	_ = os.Remove(a.f.Name())
-	_ = a.f.Close()
-	var f *os.File
-	if err == nil {
-		f, err = openSegmentRW(path)
-	}
+	f, err := linkSegment(a.f, path)
 	if err != nil {
 		b.log.Warn("journal segment zero-filled ahead is not used", "err", err)
 		return nil, 0

@@ -217,7 +217,7 @@ func TestFaultAlways(t *testing.T) {
 		t.Errorf("err = %v, want an entry rejection with InternalFailure", err)
 	}
 	for _, s := range segmentFiles(t, dir) {
-		if start, end := segmentBoundsAt(t, segmentPath(filepath.Join(dir, journalDir), s)); end != start {
+		if start, end := boundsAt(t, segmentPath(filepath.Join(dir, journalDir), s)); end != start {
 			t.Errorf("segment %d has %d bytes of frames, want nothing journaled", s, end-start)
 		}
 	}

@@ -516,7 +516,7 @@ func (c *Consumer) Lag() (int64, error) {
 		if s < seg {
 			continue
 		}
-		start, end, err := c.boundsOf(segmentPath(c.journal, s))
+		start, end, err := segmentBoundsAt(segmentPath(c.journal, s), c.tab)
 		if errors.Is(err, os.ErrNotExist) {
 			continue // delivered and removed meanwhile
 		}
@@ -529,16 +529,6 @@ func (c *Consumer) Lag() (int64, error) {
 		lag += max(end-start, 0)
 	}
 	return lag, nil
-}
-
-// boundsOf opens the segment at path for segmentBounds.
-func (c *Consumer) boundsOf(path string) (start, end int64, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer f.Close()
-	return segmentBounds(f, c.tab)
 }
 
 // settle waits for the batch's ingest attempt and commits the batch, retrying with

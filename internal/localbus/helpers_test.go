@@ -269,18 +269,14 @@ func fileSize(t testing.TB, path string) int64 {
 // (version 2) or its size (version 1).
 func segmentEnd(t testing.TB, path string) int64 {
 	t.Helper()
-	_, end := segmentBoundsAt(t, path)
+	_, end := boundsAt(t, path)
 	return end
 }
 
-func segmentBoundsAt(t testing.TB, path string) (start, end int64) {
+// boundsAt is segmentBoundsAt, failing the test on an error.
+func boundsAt(t testing.TB, path string) (start, end int64) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	start, end, err = segmentBounds(f, crcTable())
+	start, end, err := segmentBoundsAt(path, crcTable())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +300,7 @@ func writePastEnd(t testing.TB, path string, b []byte) {
 
 func writeAtEnd(t testing.TB, path string, b []byte, publish bool) {
 	t.Helper()
-	start, end := segmentBoundsAt(t, path)
+	start, end := boundsAt(t, path)
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)

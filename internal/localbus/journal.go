@@ -68,6 +68,16 @@ func appendSegmentHeader(b []byte, end int64, tab *crc32.Table) []byte {
 // before the frames, on every read.
 var errSegmentHeader = errors.New("damaged segment header")
 
+// segmentBoundsAt opens the segment at path for segmentBounds.
+func segmentBoundsAt(path string, tab *crc32.Table) (start, end int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	return segmentBounds(f, tab)
+}
+
 // segmentBounds reads where the frames of the segment in f start and end: after the
 // header and at its end (version 2), or at 0 and the file size (version 1).
 func segmentBounds(f *os.File, tab *crc32.Table) (start, end int64, err error) {
@@ -302,24 +312,40 @@ func writeZeros(f *os.File, from, to int64) error {
 	return nil
 }
 
-// newSegment makes a version 2 segment of size bytes (its header, then zeros) under
-// a temporary name and links it to path only once it is synced, so that no reader
-// ever sees a segment without its header. It fails if path exists.
+// newSegment makes a version 2 segment of size bytes (its header, then zeros) and
+// links it to path only once it is synced, so that no reader ever sees a segment
+// without its header. It fails if path exists.
 func newSegment(dir, path string, size int64, tab *crc32.Table) (*os.File, error) {
+	f, err := makeSegment(dir, size, tab, nil)
+	if err != nil {
+		return nil, err
+	}
+	return linkSegment(f, path)
+}
+
+// makeSegment writes an empty version 2 segment of size bytes under a temporary
+// name in dir (fillSegment, with stop), removing it if that fails.
+func makeSegment(dir string, size int64, tab *crc32.Table, stop <-chan struct{}) (*os.File, error) {
 	f, err := os.CreateTemp(dir, tempSegmentPrefix+"*")
 	if err != nil {
 		return nil, fmt.Errorf("create journal segment: %w", err)
 	}
-	err = fillSegment(f, size, tab, nil)
-	if err == nil {
-		if err = os.Link(f.Name(), path); err != nil {
-			err = fmt.Errorf("create journal segment: %w", err)
-		}
+	if err := fillSegment(f, size, tab, stop); err != nil {
+		_ = f.Close()
+		_ = os.Remove(f.Name())
+		return nil, err
 	}
+	return f, nil
+}
+
+// linkSegment gives f, made by makeSegment, its name path (failing if path exists)
+// and reopens it under that name; f and its temporary name go either way.
+func linkSegment(f *os.File, path string) (*os.File, error) {
+	err := os.Link(f.Name(), path)
 	_ = os.Remove(f.Name())
 	_ = f.Close()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("create journal segment: %w", err)
 	}
 	return openSegmentRW(path)
 }
@@ -388,18 +414,7 @@ func startAhead(dir string, size int64, tab *crc32.Table) *aheadSegment {
 	a := &aheadSegment{done: make(chan struct{}), stop: make(chan struct{}), size: max(size, segHeader)}
 	go func() {
 		defer close(a.done)
-		f, err := os.CreateTemp(dir, tempSegmentPrefix+"*")
-		if err != nil {
-			a.err = fmt.Errorf("create journal segment: %w", err)
-			return
-		}
-		if err := fillSegment(f, a.size, tab, a.stop); err != nil {
-			_ = f.Close()
-			_ = os.Remove(f.Name())
-			a.err = err
-			return
-		}
-		a.f = f
+		a.f, a.err = makeSegment(dir, a.size, tab, a.stop)
 	}()
 	return a
 }
