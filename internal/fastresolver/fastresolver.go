@@ -18,6 +18,7 @@
 package fastresolver
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -167,12 +168,9 @@ func redirectToken(ctx *fasthttp.RequestCtx) (string, bool) {
 		return "", false
 	}
 	uri := ctx.RequestURI()
-	end := len(uri)
-	for i, c := range uri {
-		if c == '?' {
-			end = i
-			break
-		}
+	end := bytes.IndexByte(uri, '?')
+	if end < 0 {
+		end = len(uri)
 	}
 	if end != shorturl.TokenLength+1 || uri[0] != '/' {
 		return "", false

@@ -295,22 +295,25 @@ func BenchmarkUnmarshalClickDocument(b *testing.B) {
 	}
 }
 
+// decodeGeneral decodes a typed value on the general path, which the compact fast
+// paths of DecodeValue must agree with.
+func decodeGeneral(raw string) (any, error) {
+	var ty typed
+	if err := strictUnmarshal([]byte(raw), &ty); err != nil {
+		return nil, err
+	}
+	return decodeTyped(ty)
+}
+
 // compactInt is only a faster road to what the general path decodes: every spelling
 // either decodes alike through both or is left to the general path.
 func TestCompactIntAgreesWithTheGeneralPath(t *testing.T) {
-	general := func(raw string) (any, error) {
-		var ty typed
-		if err := strictUnmarshal([]byte(raw), &ty); err != nil {
-			return nil, err
-		}
-		return decodeTyped(ty)
-	}
 	for _, v := range []string{"0", "7", "-7", "9223372036854775807", "-9223372036854775808", "9223372036854775808",
 		"-0", "007", "+5", "1e5", "1.0", "", "-", " 5", "5 ", "\"5\"", "null"} {
 		for _, typ := range []string{"g:Int64", "g:Int32"} {
 			raw := `{"@type":"` + typ + `","@value":` + v + `}`
 			n, fast := compactInt([]byte(raw))
-			want, err := general(raw)
+			want, err := decodeGeneral(raw)
 			switch {
 			case fast && (err != nil || want != n):
 				t.Errorf("%s: fast path %d, general path %v %v", raw, n, want, err)
@@ -327,13 +330,6 @@ func TestCompactIntAgreesWithTheGeneralPath(t *testing.T) {
 
 // compactCollection is only a faster road to what the general path decodes.
 func TestCompactCollectionAgreesWithTheGeneralPath(t *testing.T) {
-	general := func(raw string) (any, error) {
-		var ty typed
-		if err := strictUnmarshal([]byte(raw), &ty); err != nil {
-			return nil, err
-		}
-		return decodeTyped(ty)
-	}
 	for _, raw := range []string{
 		`{"@type":"g:List","@value":[]}`,
 		`{"@type":"g:List","@value":["a",{"@type":"g:Int64","@value":2}]}`,
@@ -347,7 +343,7 @@ func TestCompactCollectionAgreesWithTheGeneralPath(t *testing.T) {
 		`{"@type":"g:List","@value":[1],"@value":[2]}`,
 		`{"@type":"g:List","@value":[}`,
 	} {
-		want, werr := general(raw)
+		want, werr := decodeGeneral(raw)
 		got, gerr := DecodeValue([]byte(raw))
 		if (werr == nil) != (gerr == nil) || !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: DecodeValue %#v %v, general path %#v %v", raw, got, gerr, want, werr)
