@@ -252,7 +252,12 @@ func (v *Verifier) readBody(r *http.Request) ([]byte, error) {
 		return nil, fmt.Errorf("%w: content-length %d exceeds %d bytes", ErrBodyTooLarge, r.ContentLength, v.maxBody)
 	}
 	orig := r.Body
-	body, err := io.ReadAll(io.LimitReader(orig, v.maxBody+1))
+	// A declared length sizes the buffer once: io.ReadAll would start small and
+	// copy a batch of megabytes a dozen times over as it grows. The limit still
+	// applies to what is actually read.
+	buf := bytes.NewBuffer(make([]byte, 0, max(r.ContentLength, 0)+bytes.MinRead))
+	_, err := buf.ReadFrom(io.LimitReader(orig, v.maxBody+1))
+	body := buf.Bytes()
 	// Put back what was read in front of what was not, so the body looks
 	// untouched to whoever reads it next.
 	r.Body = readCloser{Reader: io.MultiReader(bytes.NewReader(body), orig), Closer: orig}
