@@ -196,12 +196,6 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	return s, nil
 }
 
-// dsn is the modernc.org/sqlite data source name for the file at abs. The writer
-// takes its lock when a transaction begins (_txlock=immediate), so a transaction
-// never fails half-way on a lock upgrade, and checkpoints the WAL every 10000 pages
-// (40 MB) rather than every 1000: a click batch dirties hundreds of index pages, and
-// a page written again before the checkpoint is copied into the database once;
-// readers are query_only.
 // createPrivate creates a missing database file 0600: the graph holds every
 // visitor's address (SQLite gives its -wal and -shm files the database file's mode).
 func createPrivate(abs string) {
@@ -210,6 +204,12 @@ func createPrivate(abs string) {
 	}
 }
 
+// dsn is the modernc.org/sqlite data source name for the file at abs. The writer
+// takes its lock when a transaction begins (_txlock=immediate), so a transaction
+// never fails half-way on a lock upgrade, and checkpoints the WAL every 10000 pages
+// (40 MB) rather than every 1000: a click batch dirties hundreds of index pages, and
+// a page written again before the checkpoint is copied into the database once;
+// readers are query_only.
 func dsn(abs string, writer bool) string {
 	q := "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_pragma=cache_size(-32768)"
 	if writer {
