@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -1025,5 +1026,92 @@ func TestHalfMadeSegmentsAreRemoved(t *testing.T) {
 	openBus(t, dir, BusOptions{})
 	if _, err := os.Stat(left); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("%s is still there (%v)", left, err)
+	}
+}
+
+// TestCatchUpFollowsTheBacklog: Run catches up once the backlog has grown through two
+// consecutive windows, keeps catching up while it is large even as it shrinks, and
+// paces gently again once it is under the low-water mark. The backlog is sampled once
+// a window, and a failed sample changes nothing.
+func TestCatchUpFollowsTheBacklog(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	p := catchUp{window: time.Second, windows: 2}
+	samples := 0
+	step := func(sec float64, lag int64, err error, want bool) {
+		t.Helper()
+		now := t0.Add(time.Duration(sec * float64(time.Second)))
+		if got := p.observe(now, func() (int64, error) { samples++; return lag, err }); got != want {
+			t.Fatalf("at %.1fs with a backlog of %d: catch up = %v, want %v", sec, lag, got, want)
+		}
+	}
+	const big = catchUpLowWater * 4
+	step(0, 1000, nil, false)
+	step(0.5, big, nil, false) // within the first window: not sampled
+	if samples != 1 {
+		t.Fatalf("%d samples in one window, want 1", samples)
+	}
+	step(1, 2000, nil, false)         // grew through one window
+	step(2, 3000, nil, true)          // and a second: catch up
+	step(3, big, nil, true)           // still growing
+	step(4, big/2, nil, true)         // shrinking, but above the low-water mark
+	step(5, 0, errors.New("x"), true) // a failed sample changes nothing
+	step(6, catchUpLowWater-1, nil, false)
+	step(7, catchUpLowWater*2, nil, false) // grew through one window only
+	step(8, catchUpLowWater, nil, false)   // and shrank: the count starts again
+	step(9, catchUpLowWater*3, nil, false)
+	step(10, catchUpLowWater*4, nil, true)
+}
+
+// TestRunCatchesUpWhenTheBacklogGrowsWhileBusy: under traffic that outruns the gentle
+// pace (one event a batch here), Run switches to catch-up batches (ten events) rather
+// than fall further behind for as long as the traffic lasts; every event is still
+// delivered once.
+func TestRunCatchesUpWhenTheBacklogGrowsWhileBusy(t *testing.T) {
+	dir := t.TempDir()
+	bus := openBus(t, dir, BusOptions{})
+	ing := &fakeIngester{}
+	var busy atomic.Bool
+	busy.Store(true)
+	c := newConsumer(t, dir, ing, ConsumerOptions{MaxBatch: 100, BusyBatch: 1, CatchUpAfter: 20 * time.Millisecond,
+		PollInterval: 5 * time.Millisecond, Notify: bus.Notify(), Busy: busy.Load})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- c.Run(ctx) }()
+
+	// Publish, four at a time, until Run catches up (or for at most 10 s).
+	var fs []clickfact.Fact
+	for deadline := time.Now().Add(10 * time.Second); c.Stats().CatchUps == 0 && time.Now().Before(deadline); {
+		more := facts(t, 4)
+		var wg sync.WaitGroup
+		for _, f := range more {
+			wg.Go(func() { publishAll(t, bus, []clickfact.Fact{f}) })
+		}
+		wg.Wait()
+		fs = append(fs, more...)
+	}
+	caughtUp := c.Stats().CatchUps
+	largest := 0 // of the batches delivered while busy
+	ing.mu.Lock()
+	for _, d := range ing.docs {
+		largest = max(largest, len(d.Edges))
+	}
+	ing.mu.Unlock()
+	busy.Store(false)
+	waitFor(t, func() bool { lag, err := c.Lag(); return err == nil && lag == 0 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if caughtUp == 0 {
+		t.Fatalf("no catch-up batch while the backlog grew (%+v)", c.Stats())
+	}
+	if largest <= 1 {
+		t.Fatalf("largest batch while busy %d events: catch-up batches hold ten", largest)
+	}
+	got := ing.edges()
+	for _, f := range fs {
+		if n := got[factEdgeID(t, f)]; n != 1 {
+			t.Fatalf("%s delivered %d times", f.IdempotencyKey, n)
+		}
 	}
 }
