@@ -100,8 +100,9 @@ type ConsumerOptions struct {
 	// Busy reports whether the process is serving redirects right now (for an
 	// in-process consumer, (*Bus).Active). While it is, Run paces itself: after each
 	// batch it waits twice as long as the batch took, so that delivery takes at most
-	// a third of the time and yields the rest to redirects; it catches up at full
-	// speed once they stop. Optional; nil never paces.
+	// a third of the time and yields the rest to redirects, unless the backlog has
+	// grown for CatchUpAfter; it catches up at full speed once they stop. Optional;
+	// nil never paces.
 	Busy func() bool
 	// BusyBatch caps the events of one ingest while Busy; default 100.
 	BusyBatch int
