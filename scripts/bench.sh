@@ -14,6 +14,9 @@
 #   A         default `linoone serve` (consumer inline, default bus sync): req/s and p99
 #             against the baseline; then the time from the end of the load until every
 #             acknowledged click (warm-up + measured 302s) is a line of facts.jsonl
+#   A steady  the same serve under steadier traffic, wrk -c8 for 12 s: how many of its
+#             clicks are in facts.jsonl when the load ends (does the inline consumer
+#             keep up, or does its backlog grow while redirects last?), req/s, p99
 #   B         LINOONE_CONSUMER=external, default bus sync: req/s, CPU/request, p99
 #   C         B with the other bus sync mode
 #   D         `linoone consume --drain` (core 1) of the journal B and C left, into the
@@ -39,6 +42,8 @@ conns=64
 ntokens=300
 catchup_target=5     # s, scenario A
 catchup_giveup=60    # s, scenario A
+steady_conns=8       # scenario A steady
+steady_duration=12s
 
 die() { echo "bench: broken run: $*" >&2; exit 1; }
 
@@ -169,7 +174,7 @@ interval) other_sync=each ;;
 *) die "cannot tell the default bus sync mode (got '$default_sync')" ;;
 esac
 stop_serve
-for d in a bc e; do cp -a "$seed" "$work/$d"; done
+for d in a a-steady bc e; do cp -a "$seed" "$work/$d"; done
 
 {
   echo 'local paths = {'
@@ -254,6 +259,22 @@ if [ -n "$caught" ]; then
 else
   row "A" "$((lines - lines_before)) of $acked acknowledged clicks in facts.jsonl after ${catchup_giveup} s (gave up)" "≤ ${catchup_target} s" MISSED
 fi
+
+# --- A steady: the inline consumer under traffic that lasts --------------------------------
+start_serve A-steady "$work/a-steady"
+lines_before=$(lines_of "$work/a-steady/facts.jsonl")
+echo "[${SECONDS}s] A steady: wrk -c$steady_conns for $steady_duration…" >&2
+taskset -c 1 wrk -t1 -c"$steady_conns" -d"$steady_duration" --latency -s "$work/paths.lua" \
+  "http://127.0.0.1:$rport" >"$work/A-steady.wrk"
+delivered=$(($(lines_of "$work/a-steady/facts.jsonl") - lines_before))
+stop_serve 5
+reqs=$(awk '/requests in/ {print $1}' "$work/A-steady.wrk")
+non=$(awk '/Non-2xx or 3xx/ {print $5}' "$work/A-steady.wrk")
+[ "${reqs:-0}" -gt 0 ] || { cat "$work/A-steady.wrk" >&2; die "A steady: wrk completed zero requests"; }
+steady_rps=$(awk '/Requests\/sec/ {printf "%.0f", $2}' "$work/A-steady.wrk")
+steady_p99=$(awk '$1 == "99%" {print $2}' "$work/A-steady.wrk")
+acked=$((reqs - ${non:-0}))
+row "A steady, wrk -c$steady_conns $steady_duration" "$delivered of $acked clicks ($(calc '%.0f' "100 * $delivered / $acked")%) in facts.jsonl at the end of the load; $steady_rps req/s, p99 $steady_p99" "—" "—"
 
 # --- B and C: the resolver alone, each sync mode ------------------------------------------
 baseline B
