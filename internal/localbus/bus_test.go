@@ -1029,10 +1029,10 @@ func TestHalfMadeSegmentsAreRemoved(t *testing.T) {
 	}
 }
 
-// TestCatchUpFollowsTheBacklog: Run catches up once the backlog has grown through two
-// consecutive windows, keeps catching up while it is large even as it shrinks, and
-// paces gently again once it is under the low-water mark. The backlog is sampled once
-// a window, and a failed sample changes nothing.
+// TestCatchUpFollowsTheBacklog: Run catches up once a backlog of at least the
+// low-water mark has grown through two consecutive windows, keeps catching up while it
+// is large even as it shrinks, and paces gently again once it is under the mark. The
+// backlog is sampled once a window, and a failed sample changes nothing.
 func TestCatchUpFollowsTheBacklog(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	p := catchUp{window: time.Second, windows: 2}
@@ -1044,22 +1044,23 @@ func TestCatchUpFollowsTheBacklog(t *testing.T) {
 			t.Fatalf("at %.1fs with a backlog of %d: catch up = %v, want %v", sec, lag, got, want)
 		}
 	}
-	const big = catchUpLowWater * 4
+	const low = catchUpLowWater
 	step(0, 1000, nil, false)
-	step(0.5, big, nil, false) // within the first window: not sampled
+	step(0.5, 8*low, nil, false) // within the first window: not sampled
 	if samples != 1 {
 		t.Fatalf("%d samples in one window, want 1", samples)
 	}
 	step(1, 2000, nil, false)         // grew through one window
-	step(2, 3000, nil, true)          // and a second: catch up
-	step(3, big, nil, true)           // still growing
-	step(4, big/2, nil, true)         // shrinking, but above the low-water mark
-	step(5, 0, errors.New("x"), true) // a failed sample changes nothing
-	step(6, catchUpLowWater-1, nil, false)
-	step(7, catchUpLowWater*2, nil, false) // grew through one window only
-	step(8, catchUpLowWater, nil, false)   // and shrank: the count starts again
-	step(9, catchUpLowWater*3, nil, false)
-	step(10, catchUpLowWater*4, nil, true)
+	step(2, 3000, nil, false)         // and a second, but it is small
+	step(3, 2*low, nil, true)         // and a third, to the low-water mark or more
+	step(4, 4*low, nil, true)         // still growing
+	step(5, 2*low, nil, true)         // shrinking, but above the mark
+	step(6, 0, errors.New("x"), true) // a failed sample changes nothing
+	step(7, low-1, nil, false)        // under the mark
+	step(8, 2*low, nil, false)        // grew through one window only
+	step(9, 2*low-1, nil, false)      // and shrank: the count starts again
+	step(10, 3*low, nil, false)
+	step(11, 4*low, nil, true)
 }
 
 // TestRunCatchesUpWhenTheBacklogGrowsWhileBusy: under traffic that outruns the gentle

@@ -106,10 +106,10 @@ type ConsumerOptions struct {
 	Busy func() bool
 	// BusyBatch caps the events of one ingest while Busy; default 100.
 	BusyBatch int
-	// CatchUpAfter is how long the backlog may grow while Busy before Run catches
-	// up: batches of 10 × BusyBatch events (at most MaxBatch), each followed by a
-	// wait as long as it took, so that delivery takes up to half the time. Run paces
-	// gently again once the backlog is under what one such batch holds. Default 2s.
+	// CatchUpAfter is how long a backlog of 2 MiB or more may grow while Busy before
+	// Run catches up: batches of 10 × BusyBatch events (at most MaxBatch), each
+	// followed by a wait as long as it took, so that delivery takes up to half the
+	// time. Run paces gently again once the backlog is under 2 MiB. Default 2s.
 	CatchUpAfter time.Duration
 	// Pipeline is how many batches Drain, and Run while not Busy, keep in Persist
 	// at once; default 3. Each holds up to 3 × MaxBatchBytes of journal and its
@@ -438,8 +438,9 @@ func (c *Consumer) Run(ctx context.Context) error {
 // burst's redirects fast, but it delivers fewer clicks than steady traffic brings
 // (one core, wrk -c8: 2,000 a second delivered for 7,400 a second arriving), and
 // the backlog would grow for as long as the traffic lasts. So the backlog is sampled
-// every window; once it has grown through windows consecutive ones, Run catches up
-// until the backlog is under lowWater, then paces gently again.
+// every window; once it has grown through windows consecutive ones and is at least
+// catchUpLowWater, Run catches up until it is under catchUpLowWater, then paces
+// gently again.
 type catchUp struct {
 	window  time.Duration
 	windows int
@@ -450,8 +451,8 @@ type catchUp struct {
 	on      bool
 }
 
-// catchUpLowWater is the backlog, in journal bytes, under which Run stops catching
-// up: about what one catch-up batch of clicks (~2 KB each) holds.
+// catchUpLowWater is the backlog, in journal bytes, under which Run does not catch
+// up: about what one catch-up batch of 1,000 clicks (~2 KB each) holds.
 const catchUpLowWater = 2 << 20
 
 // observe samples the backlog (lag) when a window has passed and reports whether
@@ -473,7 +474,7 @@ func (p *catchUp) observe(now time.Time, lag func() (int64, error)) bool {
 	}
 	p.at, p.lag = now, n
 	switch {
-	case p.growing >= p.windows:
+	case p.growing >= p.windows && n >= catchUpLowWater:
 		p.on = true
 	case n < catchUpLowWater:
 		p.on = false
