@@ -1116,3 +1116,23 @@ func TestRunCatchesUpWhenTheBacklogGrowsWhileBusy(t *testing.T) {
 		}
 	}
 }
+
+// datasync reports a file closed meanwhile as os.ErrClosed, as Sync does: the interval
+// sync (syncNow) takes that for a segment rolled or closed under it, not a failure.
+func TestDatasyncOfAClosedFileIsErrClosed(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "seg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := datasync(f); err != nil {
+		t.Fatalf("datasync of an open file: %v", err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	err = datasync(f)
+	var pe *os.PathError
+	if !errors.Is(err, os.ErrClosed) || !errors.As(err, &pe) || pe.Path != f.Name() {
+		t.Fatalf("datasync of a closed file = %v, want os.ErrClosed naming %s", err, f.Name())
+	}
+}
