@@ -583,7 +583,7 @@ func (b *Bus) appendLocked(buf []byte) error {
 	}
 	if err := datasync(b.f); err != nil {
 		b.end = -1
-		return fmt.Errorf("fdatasync %s: %w", b.f.Name(), err)
+		return err // names the call and the segment
 	}
 	b.fsyncs.Add(1)
 	return nil

@@ -383,7 +383,7 @@ func fillSegment(f *os.File, size int64, tab *crc32.Table, stop <-chan struct{})
 			return err
 		}
 		if err := datasync(f); err != nil {
-			return fmt.Errorf("fdatasync %s: %w", f.Name(), err)
+			return err // names the call and the file
 		}
 		if from = to; from >= size {
 			return nil
