@@ -1035,7 +1035,7 @@ func TestHalfMadeSegmentsAreRemoved(t *testing.T) {
 // backlog is sampled once a window, and a failed sample changes nothing.
 func TestCatchUpFollowsTheBacklog(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	p := catchUp{window: time.Second, windows: 2}
+	p := catchUp{window: time.Second}
 	samples := 0
 	step := func(sec float64, lag int64, err error, want bool) {
 		t.Helper()

@@ -381,7 +381,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	busy := func() bool { return c.opts.Busy != nil && c.opts.Busy() }
 	idle := func() bool { return !busy() }
 	catchUpBatch := min(c.opts.MaxBatch, catchUpFactor*c.opts.BusyBatch)
-	pace := catchUp{window: c.opts.CatchUpAfter / 2, windows: 2}
+	pace := catchUp{window: c.opts.CatchUpAfter / catchUpWindows}
 	for ctx.Err() == nil {
 		start := time.Now()
 		var n int
@@ -395,7 +395,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 			}
 			n, err = c.flow(ctx, 1, nil)
 		} else {
-			pace = catchUp{window: pace.window, windows: pace.windows}
+			pace = catchUp{window: pace.window}
 			c.batchLimit = c.opts.MaxBatch
 			n, err = c.flow(ctx, c.opts.Pipeline, idle)
 		}
@@ -438,12 +438,11 @@ func (c *Consumer) Run(ctx context.Context) error {
 // burst's redirects fast, but it delivers fewer clicks than steady traffic brings
 // (one core, wrk -c8: 2,000 a second delivered for 7,400 a second arriving), and
 // the backlog would grow for as long as the traffic lasts. So the backlog is sampled
-// every window; once it has grown through windows consecutive ones and is at least
-// catchUpLowWater, Run catches up until it is under catchUpLowWater, then paces
+// every window; once it has grown through catchUpWindows consecutive ones and is at
+// least catchUpLowWater, Run catches up until it is under catchUpLowWater, then paces
 // gently again.
 type catchUp struct {
-	window  time.Duration
-	windows int
+	window time.Duration // CatchUpAfter / catchUpWindows
 
 	at      time.Time // the current window's start; zero before the first sample
 	lag     int64     // the backlog at its start
@@ -451,9 +450,13 @@ type catchUp struct {
 	on      bool
 }
 
-// catchUpLowWater is the backlog, in journal bytes, under which Run does not catch
-// up: about what one catch-up batch of 1,000 clicks (~2 KB each) holds.
-const catchUpLowWater = 2 << 20
+const (
+	// catchUpWindows is how many consecutive windows the backlog must grow through.
+	catchUpWindows = 2
+	// catchUpLowWater is the backlog, in journal bytes, under which Run does not
+	// catch up: about what one catch-up batch of 1,000 clicks (~2 KB each) holds.
+	catchUpLowWater = 2 << 20
+)
 
 // observe samples the backlog (lag) when a window has passed and reports whether
 // Run should catch up. A failed sample changes nothing.
@@ -474,7 +477,7 @@ func (p *catchUp) observe(now time.Time, lag func() (int64, error)) bool {
 	}
 	p.at, p.lag = now, n
 	switch {
-	case p.growing >= p.windows && n >= catchUpLowWater:
+	case p.growing >= catchUpWindows && n >= catchUpLowWater:
 		p.on = true
 	case n < catchUpLowWater:
 		p.on = false
