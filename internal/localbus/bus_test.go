@@ -928,12 +928,7 @@ func TestSegmentsArePreallocated(t *testing.T) {
 	seg := segmentPath(filepath.Join(dir, journalDir), 1)
 	bus := openBus(t, dir, BusOptions{})
 	publishAll(t, bus, facts(t, 3))
-	bus.wmu.Lock()
-	name := bus.f.Name()
-	bus.wmu.Unlock()
-	if name != seg {
-		t.Errorf("the active segment is open as %s, want its own name (messages give it)", name)
-	}
+	checkActiveSegmentName(t, bus, seg)
 	end := segmentEnd(t, seg)
 	if size := fileSize(t, seg); size < end+preallocChunk/2 {
 		t.Errorf("segment size %d with frames up to %d: nothing written ahead", size, end)
@@ -953,6 +948,18 @@ func TestSegmentsArePreallocated(t *testing.T) {
 	}
 	if s := bus.Stats(); s.Batches == 0 || s.Fsyncs != s.Batches {
 		t.Errorf("stats = %+v, want a sync per batch", s)
+	}
+}
+
+// checkActiveSegmentName checks that the bus has its active segment open under the
+// segment's own name, which its messages give.
+func checkActiveSegmentName(t *testing.T, bus *Bus, want string) {
+	t.Helper()
+	bus.wmu.Lock()
+	name := bus.f.Name()
+	bus.wmu.Unlock()
+	if name != want {
+		t.Errorf("the active segment is open as %s, want its own name (messages give it)", name)
 	}
 }
 
@@ -985,14 +992,9 @@ func TestRollTakesTheSegmentFilledAhead(t *testing.T) {
 	if got := fileSize(t, segmentPath(journal, 2)); got != size {
 		t.Errorf("segment 2 has %d bytes, want the %d zero-filled ahead", got, size)
 	}
-	bus.wmu.Lock()
-	name := bus.f.Name()
-	bus.wmu.Unlock()
-	if name != segmentPath(journal, 2) {
-		t.Errorf("the active segment is open as %s, want its own name (messages give it)", name)
-	}
-	if got := fileSize(t, segmentPath(journal, 1)); got != segmentEnd(t, segmentPath(journal, 1)) {
-		t.Errorf("rolled segment 1 keeps %d bytes past its end", got-segmentEnd(t, segmentPath(journal, 1)))
+	checkActiveSegmentName(t, bus, segmentPath(journal, 2))
+	if got, end := fileSize(t, segmentPath(journal, 1)), segmentEnd(t, segmentPath(journal, 1)); got != end {
+		t.Errorf("rolled segment 1 keeps %d bytes past its end", got-end)
 	}
 	publishAll(t, bus, fs[i:])
 	if err := bus.Close(); err != nil {
