@@ -98,7 +98,7 @@ type Bus struct {
 	f       *os.File
 	end     int64         // end of the whole frames in f as last seen under the lock; -1: unknown
 	alloc   int64         // f's size: zeros from end to alloc were written ahead
-	hdr     []byte        // the header's end and checksum, as last written
+	hdr     []byte        // scratch for the header appendLocked writes the end from
 	ahead   *aheadSegment // the next segment, zero-filled meanwhile (a lone writer's)
 	spare   []byte
 	scratch []byte // reads other writers' records to check the tail
