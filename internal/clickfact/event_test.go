@@ -78,6 +78,9 @@ func TestEventParseFastPathAgreesWithDecoder(t *testing.T) {
 		if b.Detail.IdempotencyKey != f.IdempotencyKey {
 			t.Fatalf("case %d: the decoder path read idempotency key %q", i, b.Detail.IdempotencyKey)
 		}
+		if a.ID != "" { // the fast path leaves the fields unset
+			t.Fatalf("case %d: an event in AppendEvent's own layout was read by the decoder", i)
+		}
 		// One byte changed anywhere: refused, or accepted with elements that are
 		// each at most one element of an ingest document. The fast path leaves the
 		// rest of the JSON grammar to Persist, which refuses the document.
