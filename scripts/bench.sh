@@ -184,32 +184,38 @@ for d in a a-steady bc e; do cp -a "$seed" "$work/$d"; done
   echo 'request = function() i = i % #paths + 1; return wrk.format("GET", paths[i]) end'
 } >"$work/paths.lua"
 
+# wrk_figures NAME: reads the wrk --latency report $work/NAME.wrk; sets reqs, non
+# (answers other than 2xx/3xx), rps, p99 (ms), socket (wrk's socket errors line) and
+# trouble (what went wrong, for the table: answers other than 3xx, failed or timed-out
+# sockets). A report of zero requests is a broken run.
+wrk_figures() {
+  local name=$1 f=$work/$1.wrk
+  reqs=$(awk '/requests in/ {print $1}' "$f")
+  non=$(awk '/Non-2xx or 3xx/ {print $5}' "$f")
+  [ "${reqs:-0}" -gt 0 ] || { cat "$f" >&2; die "$name: wrk completed zero requests"; }
+  rps=$(awk '/Requests\/sec/ {print $2}' "$f")
+  p99=$(awk '$1 == "99%" { v = $2; m = v + 0
+    if (v ~ /us$/) m /= 1000; else if (v ~ /ms$/) m *= 1; else if (v ~ /m$/) m *= 60000; else if (v ~ /s$/) m *= 1000
+    printf "%.2f", m }' "$f")
+  socket=$(awk '/Socket errors/ {sub(/^ *Socket errors: /, ""); print}' "$f")
+  trouble=$(awk -v non="${non:-0}" '/Socket errors/ { gsub(",", ""); s = $4 + $6 + $8 + $10 }
+    END { if (non > 0) printf "%d answers not 302", non; if (non > 0 && s > 0) printf ", "; if (s > 0) printf "%d socket errors", s }' "$f")
+}
+
 # measure NAME PID PORT: warm-up, then the measured run; sets rps, p99 (ms), cpu (µs per
-# request), acked (302s of both runs).
+# request), acked (302s of both runs) and trouble.
 measure() {
-  local name=$1 pid=$2 url=http://127.0.0.1:$3 before after reqs non warm_reqs warm_non
+  local name=$1 pid=$2 url=http://127.0.0.1:$3 before after reqs non socket warm_reqs warm_non
   taskset -c 1 wrk -t1 -c"$conns" -d"$warmup" --latency -s "$work/paths.lua" "$url" >"$work/$name.warm"
   before=$(ticks "$pid")
   taskset -c 1 wrk -t1 -c"$conns" -d"$duration" --latency -s "$work/paths.lua" "$url" >"$work/$name.wrk"
   after=$(ticks "$pid")
   load_end=$(now)
-  wrkfield() { local f=$1; shift; awk "$@" "$work/$name.$f"; }
-  reqs=$(wrkfield wrk '/requests in/ {print $1}')
-  non=$(wrkfield wrk '/Non-2xx or 3xx/ {print $5}')
-  warm_reqs=$(wrkfield warm '/requests in/ {print $1}')
-  warm_non=$(wrkfield warm '/Non-2xx or 3xx/ {print $5}')
-  [ "${reqs:-0}" -gt 0 ] || { cat "$work/$name.wrk" >&2; die "$name: wrk completed zero requests"; }
-  rps=$(wrkfield wrk '/Requests\/sec/ {print $2}')
-  p99=$(wrkfield wrk '$1 == "99%" { v = $2; m = v + 0
-    if (v ~ /us$/) m /= 1000; else if (v ~ /ms$/) m *= 1; else if (v ~ /m$/) m *= 60000; else if (v ~ /s$/) m *= 1000
-    printf "%.2f", m }')
+  wrk_figures "$name"
+  warm_reqs=$(awk '/requests in/ {print $1}' "$work/$name.warm")
+  warm_non=$(awk '/Non-2xx or 3xx/ {print $5}' "$work/$name.warm")
   cpu=$(calc '%.2f' "($after - $before) / $hz * 1e6 / $reqs")
   acked=$((warm_reqs - ${warm_non:-0} + reqs - ${non:-0}))
-  local socket
-  socket=$(wrkfield wrk '/Socket errors/ {sub(/^ *Socket errors: /, ""); print}')
-  # What went wrong, for the table: answers other than 3xx, failed or timed-out sockets.
-  trouble=$(wrkfield wrk -v non="${non:-0}" '/Socket errors/ { gsub(",", ""); s = $4 + $6 + $8 + $10 }
-    END { if (non > 0) printf "%d answers not 302", non; if (non > 0 && s > 0) printf ", "; if (s > 0) printf "%d socket errors", s }')
   printf '[%ss] %-8s %9.0f req/s  p99 %8s ms  %7s µs CPU/request  %s non-3xx%s\n' "$SECONDS" "$name" "$rps" "$p99" "$cpu" "${non:-0}" \
     "${socket:+, socket errors: $socket}" >&2
 }
@@ -268,13 +274,9 @@ taskset -c 1 wrk -t1 -c"$steady_conns" -d"$steady_duration" --latency -s "$work/
   "http://127.0.0.1:$rport" >"$work/A-steady.wrk"
 delivered=$(($(lines_of "$work/a-steady/facts.jsonl") - lines_before))
 stop_serve 5
-reqs=$(awk '/requests in/ {print $1}' "$work/A-steady.wrk")
-non=$(awk '/Non-2xx or 3xx/ {print $5}' "$work/A-steady.wrk")
-[ "${reqs:-0}" -gt 0 ] || { cat "$work/A-steady.wrk" >&2; die "A steady: wrk completed zero requests"; }
-steady_rps=$(awk '/Requests\/sec/ {printf "%.0f", $2}' "$work/A-steady.wrk")
-steady_p99=$(awk '$1 == "99%" {print $2}' "$work/A-steady.wrk")
+wrk_figures A-steady
 acked=$((reqs - ${non:-0}))
-row "A steady, wrk -c$steady_conns $steady_duration" "$delivered of $acked clicks ($(calc '%.0f' "100 * $delivered / $acked")%) in facts.jsonl at the end of the load; $steady_rps req/s, p99 $steady_p99" "—" "—"
+row "A steady, wrk -c$steady_conns $steady_duration" "$delivered of $acked clicks ($(calc '%.0f' "100 * $delivered / $acked")%) in facts.jsonl at the end of the load; $(calc '%.0f req/s, p99 %.2f ms' "$rps, $p99")${trouble:+ ($trouble)}" "—" "—"
 
 # --- B and C: the resolver alone, each sync mode ------------------------------------------
 baseline B
