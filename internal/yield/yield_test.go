@@ -1,0 +1,54 @@
+package yield
+
+import (
+	"testing"
+	"time"
+)
+
+// TestMaybeWaitsForInterval: a Point's first call starts its interval without
+// yielding; later calls yield, and restart the interval, once Interval has passed.
+func TestMaybeWaitsForInterval(t *testing.T) {
+	var p Point
+	p.Maybe()
+	if p.since.IsZero() {
+		t.Fatal("the first Maybe did not start the interval")
+	}
+	// An interval that starts in an hour has not passed, however slow the machine.
+	later := time.Now().Add(time.Hour)
+	p.since = later
+	p.Maybe()
+	if p.since != later {
+		t.Fatal("Maybe yielded before the interval had passed")
+	}
+	since := time.Now().Add(-Interval)
+	p.since = since
+	p.Maybe()
+	if !p.since.After(since.Add(Interval)) {
+		t.Fatal("Maybe did not restart the interval once Interval had passed")
+	}
+}
+
+// TestWhenGatesMaybe: with When reporting false, Maybe restarts its interval
+// without yielding; Now still yields, and Yielded counts the time spent in it.
+func TestWhenGatesMaybe(t *testing.T) {
+	defer When(nil)
+	active := false
+	When(func() bool { return active })
+	var p Point
+	stale := time.Now().Add(-Interval)
+	p.since = stale
+	before := Yielded()
+	p.Maybe()
+	if got := Yielded(); got != before {
+		t.Fatalf("Maybe yielded (%v in Now) while When reported false", got-before)
+	}
+	if !p.since.After(stale) {
+		t.Fatal("Maybe did not restart the interval")
+	}
+	active = true
+	p.since = time.Now().Add(-Interval)
+	p.Maybe()
+	if Yielded() == before {
+		t.Fatal("Maybe did not yield while When reported true")
+	}
+}
