@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/linoone/linoone/internal/graphson"
+	"github.com/linoone/linoone/internal/yield"
 )
 
 // decodeDocument decodes an ingest body. A fast path reads the typed GraphSON v3
@@ -17,8 +18,8 @@ import (
 // word, errors included. The fast path therefore only ever accepts what the strict
 // decoder accepts, with the same result; it declines duplicate members, nulls,
 // escapes and missing members rather than guessing.
-func decodeDocument(body []byte) (graphson.Document, error) {
-	if doc, ok := fastDocument(body); ok {
+func decodeDocument(body []byte, pace *yield.Point) (graphson.Document, error) {
+	if doc, ok := fastDocument(body, pace); ok {
 		return doc, nil
 	}
 	var doc graphson.Document

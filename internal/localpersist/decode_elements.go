@@ -1,9 +1,13 @@
 package localpersist
 
-import "github.com/linoone/linoone/internal/graphson"
+import (
+	"github.com/linoone/linoone/internal/graphson"
+	"github.com/linoone/linoone/internal/yield"
+)
 
-// fastDocument is decodeDocument's fast path: {"vertices":[…],"edges":[…]}.
-func fastDocument(body []byte) (graphson.Document, bool) {
+// fastDocument is decodeDocument's fast path: {"vertices":[…],"edges":[…]}. It
+// yields at pace between elements.
+func fastDocument(body []byte, pace *yield.Point) (graphson.Document, bool) {
 	p := scanner{s: string(body)} // one copy; every decoded string is a substring
 	var doc graphson.Document
 	var seen uint8
@@ -11,6 +15,7 @@ func fastDocument(body []byte) (graphson.Document, bool) {
 		switch {
 		case k == "vertices" && once(&seen, 1):
 			return p.array(func() bool {
+				pace.Maybe()
 				v, ok := p.vertex()
 				doc.Vertices = append(doc.Vertices, v)
 				return ok
@@ -18,6 +23,7 @@ func fastDocument(body []byte) (graphson.Document, bool) {
 		case k == "edges" && once(&seen, 2):
 			doc.Edges = make([]graphson.Edge, 0, len(body)/600)
 			return p.array(func() bool {
+				pace.Maybe()
 				e, ok := p.edge()
 				doc.Edges = append(doc.Edges, e)
 				return ok

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/linoone/linoone/internal/graphson"
+	"github.com/linoone/linoone/internal/yield"
 )
 
 // strictDecode is the reference: graphson's decoder.
@@ -66,7 +67,7 @@ func TestFastDecodeAgrees(t *testing.T) {
 			if err != nil {
 				t.Fatalf("strict decoder refuses the case: %v\n%s", err, b)
 			}
-			got, ok := fastDocument([]byte(b))
+			got, ok := fastDocument([]byte(b), new(yield.Point))
 			if !ok {
 				t.Fatalf("fast path declined:\n%s", b)
 			}
@@ -114,7 +115,7 @@ func TestFastDecodeDeclines(t *testing.T) {
 	}
 	for name, b := range cases {
 		t.Run(name, func(t *testing.T) {
-			if doc, ok := fastDocument([]byte(b)); ok {
+			if doc, ok := fastDocument([]byte(b), new(yield.Point)); ok {
 				t.Errorf("fast path took it: %+v\n%s", doc, b)
 			}
 		})
@@ -128,7 +129,7 @@ func FuzzFastDecode(f *testing.F) {
 	f.Add(docJSON(f, graphson.Document{Vertices: []graphson.Vertex{v}, Edges: []graphson.Edge{click(f, v, "ev_1")}}))
 	f.Add([]byte(`{"vertices":[],"edges":[]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		got, ok := fastDocument(b)
+		got, ok := fastDocument(b, new(yield.Point))
 		if !ok {
 			return
 		}

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/linoone/linoone/internal/graphson"
+	"github.com/linoone/linoone/internal/yield"
 )
 
 // serverProperty is the property Persist manages itself; a producer may not send it.
@@ -123,7 +124,8 @@ func (s *Store) submit(ctx context.Context, req *ingestRequest) (ingestResult, e
 // document carrying the declared labels. Endpoints not in the document are checked
 // by the writer, inside the transaction.
 func parseIngest(body []byte) (*ingestRequest, error) {
-	doc, err := decodeDocument(body)
+	var pace yield.Point // a click batch is thousands of elements: let redirects in
+	doc, err := decodeDocument(body, &pace)
 	if err != nil {
 		return nil, fmt.Errorf("invalid graphson document: %w", err)
 	}
@@ -140,7 +142,7 @@ func parseIngest(body []byte) (*ingestRequest, error) {
 			return nil, fmt.Errorf("edge %d (%s): property %s is server-managed and must not be sent", i, e.Label, serverProperty)
 		}
 	}
-	edgeProps, err := verifyIdentities(&doc)
+	edgeProps, err := verifyIdentities(&doc, &pace)
 	if err != nil {
 		return nil, fmt.Errorf("identity check failed: %w", err)
 	}
@@ -172,10 +174,11 @@ const propertiesMember = `,"properties":`
 // verifyIdentities recomputes every element's identity, hashing a vertex that the
 // document repeats only once, and returns each edge's canonical properties JSON: the
 // "properties" member of the bytes its identity is hashed from, which is what the
-// store keeps.
-func verifyIdentities(doc *graphson.Document) ([]string, error) {
+// store keeps. It yields at pace between elements.
+func verifyIdentities(doc *graphson.Document, pace *yield.Point) ([]string, error) {
 	verified := make(map[string]*graphson.Vertex, len(doc.Vertices))
 	for i := range doc.Vertices {
+		pace.Maybe()
 		v := &doc.Vertices[i]
 		if prev, ok := verified[v.ID]; ok && prev.Label == v.Label && maps.Equal(prev.Properties, v.Properties) {
 			continue
@@ -191,6 +194,7 @@ func verifyIdentities(doc *graphson.Document) ([]string, error) {
 	}
 	props := make([]string, len(doc.Edges))
 	for i := range doc.Edges {
+		pace.Maybe()
 		e := &doc.Edges[i]
 		b, err := graphson.CanonicalEdge(e.Label, e.OutV, e.InV, e.Properties)
 		if err != nil {

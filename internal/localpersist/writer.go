@@ -8,6 +8,7 @@ import (
 	"runtime"
 
 	"github.com/linoone/linoone/internal/graphson"
+	"github.com/linoone/linoone/internal/yield"
 )
 
 // createdAtLayout is RFC 3339 in UTC with millisecond precision.
@@ -22,6 +23,10 @@ type writeStmts struct {
 	countEdges       *sql.Stmt
 	known            *knownVertices    // set by in: the writer's, for one transaction
 	created          map[edgeKey]int64 // set by in: edges the transaction created, per vertex and label
+	// pace yields the writer's P between rows. Inside `serve` with one P (the
+	// inline consumer's ingest, a batch issuance), a large document would otherwise
+	// hold the core for milliseconds while redirects wait.
+	pace yield.Point
 }
 
 // edgeKey is a vertex and an edge label: a row of edge_counts.
@@ -174,13 +179,6 @@ func (s *Store) writeBatch(ctx context.Context, batch []*ingestRequest, now stri
 	return results, nil
 }
 
-// yieldEvery is how many rows the writer inserts between yields of its P. Inside
-// `serve` with one P (the inline consumer's ingest, a batch issuance), a large
-// document would otherwise hold the core for milliseconds while redirects wait; a
-// yield every 32 rows (well under a millisecond) lets them in at the cost of a
-// scheduler round trip.
-const yieldEvery = 32
-
 // writeDocument writes one document inside the writer's transaction.
 func (st *writeStmts) writeDocument(ctx context.Context, req *ingestRequest, now string) (ingestResult, error) {
 	if res, err := st.checkStoredEndpoints(ctx, req); res.reject != nil || err != nil {
@@ -189,9 +187,7 @@ func (st *writeStmts) writeDocument(ctx context.Context, req *ingestRequest, now
 	doc := &req.doc
 	res := ingestResult{vertices: ingestCount{Received: len(doc.Vertices)}, edges: ingestCount{Received: len(doc.Edges)}}
 	for i := range doc.Vertices {
-		if i%yieldEvery == yieldEvery-1 {
-			runtime.Gosched()
-		}
+		st.pace.Maybe()
 		created, err := st.writeVertex(ctx, &doc.Vertices[i], now)
 		if err != nil {
 			return ingestResult{}, err
@@ -201,9 +197,7 @@ func (st *writeStmts) writeDocument(ctx context.Context, req *ingestRequest, now
 		}
 	}
 	for i := range doc.Edges {
-		if i%yieldEvery == yieldEvery-1 {
-			runtime.Gosched()
-		}
+		st.pace.Maybe()
 		e := &doc.Edges[i]
 		at, ua := edgeColumnValues(e.Properties)
 		created, err := execCreated(ctx, st.insertEdge, e.ID, e.Label, e.OutV, e.OutVLabel, e.InV, e.InVLabel, now, req.edgeProps[i], at, ua)

@@ -6,13 +6,17 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/linoone/linoone/internal/graphson"
+	"github.com/linoone/linoone/internal/yield"
 )
 
 // TestWriterYieldsInALargeDocument: with one P, as in `serve`, a goroutine waiting to
-// run (a redirect) gets the P every yieldEvery rows of a large document, not only when
-// the runtime preempts the writer every 10 ms.
+// run (a redirect) gets the P every yield.Interval of writing a large document, not
+// only when the runtime preempts the writer every 10 ms. Both count wall time, so
+// the test asks for a quarter of the yields the interval allows, whatever the
+// machine's speed: five times what preemption alone gives.
 func TestWriterYieldsInALargeDocument(t *testing.T) {
 	const clicks = 2000
 	e := newEnv(t, Options{})
@@ -42,15 +46,15 @@ func TestWriterYieldsInALargeDocument(t *testing.T) {
 		}
 	}()
 	runtime.Gosched()
-	before := runs.Load()
+	before, start := runs.Load(), time.Now()
 	results, err := e.store.writeBatch(context.Background(), []*ingestRequest{req}, "2026-11-30T00:00:00.000Z")
-	during := runs.Load() - before
+	during, elapsed := runs.Load()-before, time.Since(start)
 	close(stop)
 	<-stopped
 	if err != nil || results[0].edges.Created != clicks {
 		t.Fatalf("writeBatch = %+v, %v; want %d edges created", results, err, clicks)
 	}
-	if want := int64(clicks / yieldEvery / 2); during < want {
-		t.Fatalf("another goroutine ran %d times while %d clicks were written, want at least %d", during, clicks, want)
+	if want := int64(elapsed / (4 * yield.Interval)); during < want {
+		t.Fatalf("another goroutine ran %d times while %d clicks were written in %v, want at least %d", during, clicks, elapsed, want)
 	}
 }
