@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/linoone/linoone/internal/yield"
 )
 
 // SignRequest signs req in place with the SDK's v4 signer, as if at now.
@@ -40,8 +41,7 @@ func signRequest(ctx context.Context, signer *v4.Signer, req *http.Request, body
 		req.Header = make(http.Header)
 	}
 	setBody(req, body)
-	sum := sha256.Sum256(body)
-	payloadHash := hex.EncodeToString(sum[:])
+	payloadHash := hashBody(body)
 	req.Header.Set(headerContentSHA256, payloadHash)
 	req.Header.Del(headerAuthorization)
 	awsCreds := aws.Credentials{AccessKeyID: creds.AccessKeyID, SecretAccessKey: creds.SecretAccessKey, Source: "linoone"}
@@ -57,6 +57,22 @@ func setBody(req *http.Request, body []byte) {
 	}
 	req.Body = io.NopCloser(bytes.NewReader(body))
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+}
+
+// hashBody is the hex SHA-256 of a body. A click batch is megabytes, which take
+// milliseconds to hash: it yields every yield.Interval, for the redirects that share
+// the process.
+func hashBody(body []byte) string {
+	const chunk = 64 << 10
+	var pace yield.Point
+	h := sha256.New()
+	for len(body) > 0 {
+		pace.Maybe()
+		n := min(len(body), chunk)
+		h.Write(body[:n])
+		body = body[n:]
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // Transport returns a RoundTripper that signs every request with c for region

@@ -3,9 +3,7 @@ package sigv4
 import (
 	"bytes"
 	"crypto/hmac"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -141,8 +139,7 @@ func (v *Verifier) Verify(r *http.Request) error {
 	if err != nil {
 		return fmt.Errorf("verify request: %w", err)
 	}
-	sum := sha256.Sum256(body)
-	payloadHash := hex.EncodeToString(sum[:])
+	payloadHash := hashBody(body)
 	if err := checkContentSHA256(r.Header, payloadHash); err != nil {
 		return fmt.Errorf("verify request: %w", err)
 	}
