@@ -30,6 +30,7 @@ import (
 	"github.com/linoone/linoone/internal/resolverstack"
 	"github.com/linoone/linoone/internal/shorturl"
 	"github.com/linoone/linoone/internal/sigv4"
+	"github.com/linoone/linoone/internal/yield"
 )
 
 // Paths inside LINOONE_DATA_DIR.
@@ -249,6 +250,7 @@ func (s *stack) openBus(cfg config.Serve, pc *persist.Client) (*localbus.DLQ, er
 		// 6 MiB three at a time (~23k clicks/s either way), with a peak RSS of 230
 		// MB instead of 450.
 		busy := func() bool { return bus.Active(100 * time.Millisecond) }
+		yield.When(busy)
 		opts := localbus.ConsumerOptions{Notify: bus.Notify(), Busy: busy, MaxBatchBytes: 3 << 20, Pipeline: 2}
 		if s.consumer, err = newConsumer(cfg.DataDir, pc, opts, s.log); err != nil {
 			return nil, err

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/linoone/linoone/internal/yield"
 )
 
 const (
@@ -99,10 +101,11 @@ type ConsumerOptions struct {
 	Logger        *slog.Logger    // default: discard
 	// Busy reports whether the process is serving redirects right now (for an
 	// in-process consumer, (*Bus).Active). While it is, Run paces itself: after each
-	// batch it waits twice as long as the batch took, so that delivery takes at most
-	// a third of the time and yields the rest to redirects, unless the backlog has
-	// grown for CatchUpAfter; it catches up at full speed once they stop. Optional;
-	// nil never paces.
+	// batch it waits twice as long as the batch's work took (its time less what
+	// yield.Now gave to others meanwhile), so that delivery takes at most a third of
+	// the time and yields the rest to redirects, unless the backlog has grown for
+	// CatchUpAfter; it catches up at full speed once they stop. Optional; nil never
+	// paces.
 	Busy func() bool
 	// BusyBatch caps the events of one ingest while Busy; default 100.
 	BusyBatch int
@@ -383,7 +386,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	catchUpBatch := min(c.opts.MaxBatch, catchUpFactor*c.opts.BusyBatch)
 	pace := catchUp{window: c.opts.CatchUpAfter / catchUpWindows}
 	for ctx.Err() == nil {
-		start := time.Now()
+		start, yielded := time.Now(), yield.Yielded()
 		var n int
 		var err error
 		catching := false
@@ -413,10 +416,12 @@ func (c *Consumer) Run(ctx context.Context) error {
 			backoff = c.opts.MinBackoff
 			if busy() {
 				c.paces.Add(1)
-				wait := 2 * time.Since(start)
+				// What the batch took, less the time its yields left to redirects.
+				took := max(time.Since(start)-(yield.Yielded()-yielded), 0)
+				wait := 2 * took
 				if catching {
 					c.catchUps.Add(1)
-					wait = time.Since(start)
+					wait = took
 				}
 				if !sleep(ctx, min(wait, maxPace)) {
 					return nil
@@ -647,10 +652,14 @@ func (c *Consumer) settle(ctx context.Context, b *delivery) error {
 // distinct GraphSON element once: the fact builder's encoding is deterministic, so
 // the short_url vertex of many clicks on one short URL is the same bytes each time.
 // It ends the batch before the first event whose elements would take the body past
-// MaxBatchBytes (b.end moves back to it); the next batch reads it again.
+// MaxBatchBytes (b.end moves back to it); the next batch reads it again. Checking
+// thousands of events takes milliseconds: it yields every yield.Interval, for the
+// redirects of an in-process bus.
 func (c *Consumer) assemble(b *delivery) {
 	b.reset()
+	var pace yield.Point
 	for i, r := range b.recs {
+		pace.Maybe()
 		vertex, edge, err := b.ev.Parse(r.payload)
 		if err == nil && len(b.events) > 0 && b.bodySize()+len(vertex)+len(edge)+2 > c.opts.MaxBatchBytes {
 			b.recs, b.end = b.recs[:i], r.pos
