@@ -408,6 +408,7 @@ func (s *stack) health() httpapi.Health {
 func (s *stack) close() {
 	if s.consumer != nil {
 		_ = s.consumer.Close()
+		yield.When(nil) // openBus made yields ask this stack's bus
 	}
 	if s.bus != nil {
 		_ = s.bus.Close()
