@@ -83,10 +83,11 @@ func (s *Store) start(ctx context.Context, p *plan) ([]any, []step, error) {
 	return out, rest, nil
 }
 
-// startQuery builds the SQL for start. With a has() on a property the query is driven
-// by the vertex_properties_by_value index: an equality search on (key, kind, value
-// [, label]) that covers the vertex id and label. Vertices come back ordered by id, so
-// results are deterministic. ok is false when nothing can match.
+// startQuery builds the SQL for start. With a has() on the token the query is driven
+// by the vertex_properties_by_token index: an equality search on (kind, value
+// [, label]) that covers the vertex id and label; a has() on any other key reads
+// vertex_properties, and hasLabel() alone the vertices. Vertices come back ordered by
+// id, so results are deterministic. ok is false when nothing can match.
 func startQuery(p *plan) (query string, args []any, rest []step, ok bool) {
 	var labelSets [][]string
 	var props, createdAt []step
@@ -114,6 +115,11 @@ filters:
 		i++
 	}
 	rest = p.steps[i:]
+	// The token's has() drives the query wherever it was written: the others become
+	// EXISTS checks on the vertices it finds.
+	if j := slices.IndexFunc(props, func(st step) bool { return st.key == tokenKey }); j > 0 {
+		props[0], props[j] = props[j], props[0]
+	}
 	for _, st := range createdAt {
 		if _, isString := st.value.(string); !isString {
 			return "", nil, rest, false // created_at is always a string
@@ -169,8 +175,11 @@ filters:
 
 // hasCondition is the SQL condition on the vertex_properties row alias a for a has()
 // step: an equality on (key, kind, value), or for within(…) an IN list per value kind,
-// so the (key, kind, value) index drives either. matchable is false when nothing can
-// match (an empty within()).
+// so that for the token the (kind, value) index drives either. The token's key is
+// written into the SQL as a literal, since SQLite uses a partial index only for a
+// query whose WHERE names its condition's constant; it is our constant, never input.
+// Any other key is bound. matchable is false when nothing can match (an empty
+// within()).
 func hasCondition(a string, st step) (cond string, args []any, matchable bool) {
 	values := st.within
 	if values == nil {
@@ -191,7 +200,11 @@ func hasCondition(a string, st step) (cond string, args []any, matchable bool) {
 	if len(kinds) == 0 {
 		return "", nil, false
 	}
-	args = append(args, st.key)
+	keyCond := a + ".key = '" + tokenKey + "'"
+	if st.key != tokenKey {
+		keyCond = a + ".key = ?"
+		args = append(args, st.key)
+	}
 	alts := make([]string, len(kinds))
 	for i, kind := range kinds {
 		vs := byKind[kind]
@@ -203,9 +216,9 @@ func hasCondition(a string, st step) (cond string, args []any, matchable bool) {
 		args = append(append(args, kind), vs...)
 	}
 	if len(alts) == 1 {
-		return a + ".key = ? AND " + alts[0], args, true
+		return keyCond + " AND " + alts[0], args, true
 	}
-	return a + ".key = ? AND ((" + strings.Join(alts, ") OR (") + "))", args, true
+	return keyCond + " AND ((" + strings.Join(alts, ") OR (") + "))", args, true
 }
 
 func placeholders(n int) string {

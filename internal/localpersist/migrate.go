@@ -8,18 +8,33 @@ import (
 	"github.com/linoone/linoone/internal/graphson"
 )
 
-// migrateFrom brings a version 1 or 2 file to schemaVersion, one version after the
-// other, inside migrate's transaction.
+// migrateFrom brings a version 1, 2 or 3 file to schemaVersion, one version after
+// the other, inside migrate's transaction.
 func migrateFrom(ctx context.Context, tx *sql.Tx, version int) error {
 	if version == 1 {
 		if err := migrateV1(ctx, tx); err != nil {
 			return fmt.Errorf("migrate schema 1 to 2: %w", err)
 		}
 	}
-	if err := migrateV2(ctx, tx); err != nil {
-		return fmt.Errorf("migrate schema 2 to 3: %w", err)
+	if version <= 2 {
+		if err := migrateV2(ctx, tx); err != nil {
+			return fmt.Errorf("migrate schema 2 to 3: %w", err)
+		}
+	}
+	if err := migrateV3(ctx, tx); err != nil {
+		return fmt.Errorf("migrate schema 3 to 4: %w", err)
 	}
 	return nil
+}
+
+// migrateV3 replaces the vertex indexes of versions 1 to 3, on the label and on
+// every property's value, with the one on the token's value. Rows stay as they are.
+func migrateV3(ctx context.Context, tx *sql.Tx) error {
+	return execAll(ctx, tx, []string{
+		`DROP INDEX vertices_by_label`,
+		`DROP INDEX vertex_properties_by_value`,
+		tokenIndex,
+	})
 }
 
 // edgesTableV2 is the version 2 edge table, the step between versions 1 and 3.

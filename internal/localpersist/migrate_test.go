@@ -137,6 +137,48 @@ func TestMigrateV2(t *testing.T) {
 	}
 }
 
+// TestMigrateV3 opens a data dir made by the version 3 store, the one main wrote
+// before version 4 (testdata/persist-v3): every answer is the same as then, the old
+// vertex indexes are gone and the token's is there, and the store goes on taking
+// short URLs and clicks and finding them by token.
+func TestMigrateV3(t *testing.T) {
+	e := openEnv(t, copyFixture(t, "testdata/persist-v3"), Options{})
+	checkAnswers(t, e, "testdata/persist-v3")
+	var version int
+	if err := e.store.rdb.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil || version != schemaVersion {
+		t.Errorf("user_version %d (%v), want %d", version, err, schemaVersion)
+	}
+	rows, err := e.store.rdb.Query(`SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name IN ('vertices', 'vertex_properties') AND sql IS NOT NULL ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var indexes []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		indexes = append(indexes, name)
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"vertex_properties_by_token"}; !cmp.Equal(indexes, want) {
+		t.Errorf("vertex indexes after migration: %v, want %v", indexes, want)
+	}
+	checkStoredEdges(t, e)
+	fresh := shortURL(t, "Zz9Yy8Xx7W")
+	popular := shortURL(t, "7BTadEDkJ8")
+	if r := e.mustIngest(t, graphson.Document{Vertices: []graphson.Vertex{fresh}, Edges: []graphson.Edge{click(t, fresh, "ev_fresh"), click(t, popular, "ev_1"), click(t, popular, "ev_new")}}); r.Vertices.Created != 1 || r.Edges.Created != 2 {
+		t.Errorf("a new short URL, its click, a replayed and a new click after migration: %+v, want 1 vertex and 2 edges created", r)
+	}
+	for tok, want := range map[string]int64{"Zz9Yy8Xx7W": 1, "7BTadEDkJ8": 6} {
+		if got := e.query(t, countQuery, map[string]any{"token": tok}); !cmp.Equal(got, []any{want}) {
+			t.Errorf("%s: clicks after migration = %v, want %d", tok, got, want)
+		}
+	}
+}
+
 // checkStoredEdges checks every stored edge: its properties still hash to its id,
 // and its property columns hold what the writer would have put there.
 func checkStoredEdges(t *testing.T, e *testEnv) {
