@@ -9,10 +9,12 @@ import (
 	"github.com/linoone/linoone/internal/graphson"
 )
 
-// vertex and edge are the elements a traversal walks. Their properties are loaded
+// vertex and edge are the elements a traversal walks. Their properties are decoded
 // on first use and kept for the rest of the request.
 type vertex struct {
 	id, label string
+	createdAt string
+	rawProps  string // canonical JSON, decoded into props on first use
 	props     map[string]any
 }
 
@@ -66,7 +68,7 @@ func (s *Store) start(ctx context.Context, p *plan) ([]any, []step, error) {
 			continue
 		}
 		v := &vertex{}
-		if err := rows.Scan(&v.id, &v.label); err != nil {
+		if err := rows.Scan(&v.id, &v.label, &v.createdAt, &v.rawProps); err != nil {
 			return nil, nil, fmt.Errorf("find vertices: %w", err)
 		}
 		out = append(out, v)
@@ -83,142 +85,94 @@ func (s *Store) start(ctx context.Context, p *plan) ([]any, []step, error) {
 	return out, rest, nil
 }
 
-// startQuery builds the SQL for start. With a has() on the token the query is driven
-// by the vertex_properties_by_token index: an equality search on (kind, value
-// [, label]) that covers the vertex id and label; a has() on any other key reads
-// vertex_properties, and hasLabel() alone the vertices. Vertices come back ordered by
-// id, so results are deterministic. ok is false when nothing can match.
+// startQuery builds the SQL for start. A has() on the token with string values is
+// answered by the vertices_by_token index, an equality search on (token[, label])
+// that yields the vertex ids in order; created_at is a column. Any other has() is
+// left to apply, which compares in Go what the query found: with no token, that is
+// the whole table, or the vertices of the hasLabel() labels. A limit() is folded in
+// only when every filter was. Vertices come back ordered by id, so results are
+// deterministic. ok is false when nothing can match.
 func startQuery(p *plan) (query string, args []any, rest []step, ok bool) {
 	var labelSets [][]string
-	var props, createdAt []step
+	var tokens, createdAt, later []step
 	i := 0
 filters:
 	for ; i < len(p.steps); i++ {
 		switch st := p.steps[i]; {
 		case st.kind == stepHasLabel:
 			labelSets = append(labelSets, st.labels)
-		case st.kind == stepHas && st.pred != nil:
-			break filters // compared in Go, by apply
-		case st.kind == stepHas && st.key == serverProperty && st.within != nil:
-			break filters // within(…) on created_at: apply filters it
-		case st.kind == stepHas && st.key == serverProperty:
-			createdAt = append(createdAt, st)
-		case st.kind == stepHas:
-			props = append(props, st)
-		default:
+		case st.kind != stepHas:
 			break filters
+		case st.pred == nil && st.key == tokenKey && allStrings(st):
+			tokens = append(tokens, st)
+		case st.pred == nil && st.key == serverProperty && st.within == nil:
+			createdAt = append(createdAt, st)
+		default:
+			later = append(later, st) // compared in Go, by apply
 		}
 	}
 	limit := int64(-1)
-	if i < len(p.steps) && p.steps[i].kind == stepLimit {
+	if len(later) == 0 && i < len(p.steps) && p.steps[i].kind == stepLimit {
 		limit = p.steps[i].n
 		i++
 	}
-	rest = p.steps[i:]
-	// The token's has() drives the query wherever it was written: the others become
-	// EXISTS checks on the vertices it finds.
-	if j := slices.IndexFunc(props, func(st step) bool { return st.key == tokenKey }); j > 0 {
-		props[0], props[j] = props[j], props[0]
-	}
+	rest = append(later, p.steps[i:]...)
 	for _, st := range createdAt {
 		if _, isString := st.value.(string); !isString {
 			return "", nil, rest, false // created_at is always a string
 		}
 	}
 
-	var q strings.Builder
 	var conds []string
-	idCol, labelCol := "id", "label"
-	if len(props) > 0 {
-		idCol, labelCol = "p.vertex_id", "p.label"
-		q.WriteString("SELECT p.vertex_id, p.label FROM vertex_properties p")
-		for j, st := range props {
-			alias := "p"
-			if j > 0 {
-				alias = "q"
-			}
-			cond, condArgs, matchable := hasCondition(alias, st)
-			if !matchable {
-				return "", nil, rest, false
-			}
-			if j > 0 {
-				cond = "EXISTS (SELECT 1 FROM vertex_properties q WHERE q.vertex_id = p.vertex_id AND " + cond + ")"
-			}
-			conds = append(conds, cond)
-			args = append(args, condArgs...)
+	for _, st := range tokens {
+		values := st.within
+		if values == nil {
+			values = []any{st.value}
 		}
-		for _, st := range createdAt {
-			conds = append(conds, "EXISTS (SELECT 1 FROM vertices v WHERE v.id = p.vertex_id AND v.created_at = ?)")
-			args = append(args, st.value)
+		if len(values) == 0 {
+			return "", nil, rest, false // an empty within()
 		}
-	} else {
-		q.WriteString("SELECT id, label FROM vertices")
-		for _, st := range createdAt {
-			conds = append(conds, "created_at = ?")
-			args = append(args, st.value)
+		if len(values) == 1 {
+			conds = append(conds, "token = ?")
+		} else {
+			conds = append(conds, "token IN ("+placeholders(len(values))+")")
 		}
+		args = append(args, values...)
+	}
+	for _, st := range createdAt {
+		conds = append(conds, "created_at = ?")
+		args = append(args, st.value)
 	}
 	for _, labels := range labelSets {
-		conds = append(conds, labelCol+" IN ("+placeholders(len(labels))+")")
+		conds = append(conds, "label IN ("+placeholders(len(labels))+")")
 		for _, l := range labels {
 			args = append(args, l)
 		}
 	}
+	var q strings.Builder
+	q.WriteString("SELECT id, label, created_at, properties FROM vertices")
 	if len(conds) > 0 {
 		q.WriteString(" WHERE ")
 		q.WriteString(strings.Join(conds, " AND "))
 	}
-	q.WriteString(" ORDER BY " + idCol + " LIMIT ?")
+	q.WriteString(" ORDER BY id LIMIT ?")
 	args = append(args, limit)
 	return q.String(), args, rest, true
 }
 
-// hasCondition is the SQL condition on the vertex_properties row alias a for a has()
-// step: an equality on (key, kind, value), or for within(…) an IN list per value kind,
-// so that for the token the (kind, value) index drives either. The token's key is
-// written into the SQL as a literal, since SQLite uses a partial index only for a
-// query whose WHERE names its condition's constant; it is our constant, never input.
-// Any other key is bound. matchable is false when nothing can match (an empty
-// within()).
-func hasCondition(a string, st step) (cond string, args []any, matchable bool) {
+// allStrings reports whether every value a has() step compares with is a string:
+// only those can match the token column (another type stays in the JSON).
+func allStrings(st step) bool {
 	values := st.within
 	if values == nil {
 		values = []any{st.value}
 	}
-	byKind := map[string][]any{}
-	var kinds []string
 	for _, v := range values {
-		kind, enc, err := encodeValue(v)
-		if err != nil {
-			continue // compile only produces strings, int64s and bools
+		if _, ok := v.(string); !ok {
+			return false
 		}
-		if _, seen := byKind[kind]; !seen {
-			kinds = append(kinds, kind)
-		}
-		byKind[kind] = append(byKind[kind], enc)
 	}
-	if len(kinds) == 0 {
-		return "", nil, false
-	}
-	keyCond := a + ".key = '" + tokenKey + "'"
-	if st.key != tokenKey {
-		keyCond = a + ".key = ?"
-		args = append(args, st.key)
-	}
-	alts := make([]string, len(kinds))
-	for i, kind := range kinds {
-		vs := byKind[kind]
-		if len(vs) == 1 {
-			alts[i] = a + ".kind = ? AND " + a + ".value = ?"
-		} else {
-			alts[i] = a + ".kind = ? AND " + a + ".value IN (" + placeholders(len(vs)) + ")"
-		}
-		args = append(append(args, kind), vs...)
-	}
-	if len(alts) == 1 {
-		return keyCond + " AND " + alts[0], args, true
-	}
-	return keyCond + " AND ((" + strings.Join(alts, ") OR (") + "))", args, true
+	return true
 }
 
 func placeholders(n int) string {
@@ -360,10 +314,11 @@ func (s *Store) properties(ctx context.Context, el element) (map[string]any, err
 	switch el := el.(type) {
 	case *vertex:
 		if el.props == nil {
-			props, err := s.vertexProperties(ctx, el.id)
+			props, err := decodeProperties(el.rawProps)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("load properties of %s: %w", el.id, err)
 			}
+			props[serverProperty] = el.createdAt
 			el.props = props
 		}
 		return el.props, nil
@@ -379,31 +334,6 @@ func (s *Store) properties(ctx context.Context, el element) (map[string]any, err
 		return el.props, nil
 	}
 	return nil, fmt.Errorf("internal error: properties of %T", el)
-}
-
-func (s *Store) vertexProperties(ctx context.Context, id string) (map[string]any, error) {
-	rows, err := s.rs.vertexProps.QueryContext(ctx, id)
-	if err != nil {
-		return nil, fmt.Errorf("load properties of %s: %w", id, err)
-	}
-	defer rows.Close()
-	props := make(map[string]any, 4)
-	for rows.Next() {
-		var key, kind string
-		var raw any
-		if err := rows.Scan(&key, &kind, &raw); err != nil {
-			return nil, fmt.Errorf("load properties of %s: %w", id, err)
-		}
-		v, err := decodeValue(kind, raw)
-		if err != nil {
-			return nil, fmt.Errorf("load properties of %s: property %s: %w", id, key, err)
-		}
-		props[key] = v
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("load properties of %s: %w", id, err)
-	}
-	return props, nil
 }
 
 // propertiesOf is the properties of traverser t, which step st needs to be an element.

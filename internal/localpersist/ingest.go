@@ -24,10 +24,11 @@ const serverProperty = "created_at"
 // ingestRequest is a validated document on its way to the writer. done receives
 // exactly one result, after the document's transaction committed or failed.
 type ingestRequest struct {
-	doc       graphson.Document
-	edgeProps []string          // per edge: canonical JSON of its properties
-	labels    map[string]string // id → label of the document's own vertices
-	done      chan ingestResult
+	doc         graphson.Document
+	vertexProps []string          // per vertex: canonical JSON of its properties
+	edgeProps   []string          // per edge: canonical JSON of its properties
+	labels      map[string]string // id → label of the document's own vertices
+	done        chan ingestResult
 }
 
 // ingestResult is the writer's answer for one document: either counts, or a
@@ -142,7 +143,7 @@ func parseIngest(body []byte) (*ingestRequest, error) {
 			return nil, fmt.Errorf("edge %d (%s): property %s is server-managed and must not be sent", i, e.Label, serverProperty)
 		}
 	}
-	edgeProps, err := verifyIdentities(&doc, &pace)
+	vertexProps, edgeProps, err := verifyIdentities(&doc, &pace)
 	if err != nil {
 		return nil, fmt.Errorf("identity check failed: %w", err)
 	}
@@ -158,7 +159,7 @@ func parseIngest(body []byte) (*ingestRequest, error) {
 			return nil, err
 		}
 	}
-	return &ingestRequest{doc: doc, edgeProps: edgeProps, labels: labels, done: make(chan ingestResult, 1)}, nil
+	return &ingestRequest{doc: doc, vertexProps: vertexProps, edgeProps: edgeProps, labels: labels, done: make(chan ingestResult, 1)}, nil
 }
 
 func checkEndpointLabel(i int, e *graphson.Edge, dir, id, label string, labels map[string]string) error {
@@ -168,56 +169,73 @@ func checkEndpointLabel(i int, e *graphson.Edge, dir, id, label string, labels m
 	return nil
 }
 
-// propertiesMember precedes an edge's properties in its canonical JSON.
+// propertiesMember precedes an element's properties in its canonical JSON.
 const propertiesMember = `,"properties":`
 
 // verifyIdentities recomputes every element's identity, hashing a vertex that the
-// document repeats only once, and returns each edge's canonical properties JSON: the
-// "properties" member of the bytes its identity is hashed from, which is what the
-// store keeps. It yields at pace between elements.
-func verifyIdentities(doc *graphson.Document, pace *yield.Point) ([]string, error) {
-	verified := make(map[string]*graphson.Vertex, len(doc.Vertices))
+// document repeats only once, and returns each vertex's and each edge's canonical
+// properties JSON: the "properties" member of the bytes its identity is hashed from,
+// which is what the store keeps. It yields at pace between elements.
+func verifyIdentities(doc *graphson.Document, pace *yield.Point) (vertexProps, edgeProps []string, err error) {
+	type verifiedVertex struct {
+		v     *graphson.Vertex
+		props string
+	}
+	verified := make(map[string]verifiedVertex, len(doc.Vertices))
+	vertexProps = make([]string, len(doc.Vertices))
 	for i := range doc.Vertices {
 		pace.Maybe()
 		v := &doc.Vertices[i]
-		if prev, ok := verified[v.ID]; ok && prev.Label == v.Label && maps.Equal(prev.Properties, v.Properties) {
+		if prev, ok := verified[v.ID]; ok && prev.v.Label == v.Label && maps.Equal(prev.v.Properties, v.Properties) {
+			vertexProps[i] = prev.props
 			continue
 		}
 		b, err := graphson.CanonicalVertex(v.Label, v.Properties)
 		if err != nil {
-			return nil, fmt.Errorf("vertex %s: %w", v.Label, err)
+			return nil, nil, fmt.Errorf("vertex %s: %w", v.Label, err)
 		}
 		if id, ok := hashIs(b, v.ID); !ok {
-			return nil, fmt.Errorf("%w: vertex %s has id %q, identity is %s", graphson.ErrInvalid, v.Label, v.ID, id)
+			return nil, nil, fmt.Errorf("%w: vertex %s has id %q, identity is %s", graphson.ErrInvalid, v.Label, v.ID, id)
 		}
-		verified[v.ID] = v
+		vertexProps[i] = propertiesOf(b)
+		verified[v.ID] = verifiedVertex{v, vertexProps[i]}
 	}
-	props := make([]string, len(doc.Edges))
+	edgeProps = make([]string, len(doc.Edges))
 	for i := range doc.Edges {
 		pace.Maybe()
 		e := &doc.Edges[i]
 		b, err := graphson.CanonicalEdge(e.Label, e.OutV, e.InV, e.Properties)
 		if err != nil {
-			return nil, fmt.Errorf("edge %s: %w", e.Label, err)
+			return nil, nil, fmt.Errorf("edge %s: %w", e.Label, err)
 		}
 		if id, ok := hashIs(b, e.ID); !ok {
-			return nil, fmt.Errorf("%w: edge %s has id %q, identity is %s", graphson.ErrInvalid, e.Label, e.ID, id)
+			return nil, nil, fmt.Errorf("%w: edge %s has id %q, identity is %s", graphson.ErrInvalid, e.Label, e.ID, id)
 		}
-		props[i] = propertiesOf(b)
+		edgeProps[i] = propertiesOf(b)
 	}
-	return props, nil
+	return vertexProps, edgeProps, nil
 }
 
-// propertiesOf cuts the properties JSON out of an edge's canonical bytes. The label
-// is a name and the endpoints are hex ids, so the first match is the member itself.
-func propertiesOf(canonicalEdge []byte) string {
-	at := bytes.Index(canonicalEdge, []byte(propertiesMember))
-	return string(canonicalEdge[at+len(propertiesMember) : len(canonicalEdge)-1])
+// propertiesOf cuts the properties JSON out of an element's canonical bytes. The
+// label is a name and an edge's endpoints are hex ids, so the first match is the
+// member itself.
+func propertiesOf(canonical []byte) string {
+	at := bytes.Index(canonical, []byte(propertiesMember))
+	return string(canonical[at+len(propertiesMember) : len(canonical)-1])
 }
 
 // canonicalProperties is the canonical properties JSON of an edge.
 func canonicalProperties(label, outV, inV string, props graphson.Properties) (string, error) {
 	b, err := graphson.CanonicalEdge(label, outV, inV, props)
+	if err != nil {
+		return "", err
+	}
+	return propertiesOf(b), nil
+}
+
+// canonicalVertexProperties is the canonical properties JSON of a vertex.
+func canonicalVertexProperties(label string, props graphson.Properties) (string, error) {
+	b, err := graphson.CanonicalVertex(label, props)
 	if err != nil {
 		return "", err
 	}

@@ -99,7 +99,6 @@ type Store struct {
 	rdb   *sql.DB // read pool, concurrent with the writer thanks to WAL
 	ws    writeStmts
 	known *knownVertices // the writer's: vertices known to be stored
-	rs    readStmts
 	stmts *stmtCache
 
 	scripts scriptCache
@@ -182,10 +181,6 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 		return nil, fmt.Errorf("open local persist %s: %w", abs, err)
 	}
 	closers = append(closers, s.ws.close)
-	if err = s.rs.prepare(ctx, s.rdb); err != nil {
-		return nil, fmt.Errorf("open local persist %s: %w", abs, err)
-	}
-	closers = append(closers, s.rs.close)
 	s.stmts = newStmtCache(s.rdb)
 
 	s.queue = make(chan *ingestRequest, s.maxBatch)
@@ -235,7 +230,7 @@ func (s *Store) Close() error {
 	close(s.queue)
 	s.mu.Unlock()
 	<-s.writerDone
-	err := errors.Join(s.stmts.close(), s.rs.close(), s.ws.close(), s.rdb.Close(), s.wdb.Close())
+	err := errors.Join(s.stmts.close(), s.ws.close(), s.rdb.Close(), s.wdb.Close())
 	if err != nil {
 		return fmt.Errorf("close local persist: %w", err)
 	}
@@ -277,29 +272,6 @@ func (s *Store) handleHealth(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, []byte(`{"status":"ok"}`))
-}
-
-// vertexPropertiesSQL reads a vertex's properties, server-managed created_at
-// included. An edge's come with the edge (edgeColumns).
-const vertexPropertiesSQL = `SELECT key, kind, value FROM vertex_properties WHERE vertex_id = ?1
-		UNION ALL SELECT 'created_at', 's', created_at FROM vertices WHERE id = ?1`
-
-// readStmts are the statements of the read path that do not depend on the query's
-// shape; shape-dependent ones live in the stmtCache.
-type readStmts struct {
-	vertexProps *sql.Stmt
-}
-
-func (r *readStmts) prepare(ctx context.Context, db *sql.DB) error {
-	var err error
-	if r.vertexProps, err = db.PrepareContext(ctx, vertexPropertiesSQL); err != nil {
-		return fmt.Errorf("prepare vertex properties: %w", err)
-	}
-	return nil
-}
-
-func (r *readStmts) close() error {
-	return closeStmts(r.vertexProps)
 }
 
 func closeStmts(stmts ...*sql.Stmt) error {

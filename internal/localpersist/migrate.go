@@ -8,8 +8,8 @@ import (
 	"github.com/linoone/linoone/internal/graphson"
 )
 
-// migrateFrom brings a version 1, 2 or 3 file to schemaVersion, one version after
-// the other, inside migrate's transaction.
+// migrateFrom brings a version 1 to 4 file to schemaVersion, one version after the
+// other, inside migrate's transaction.
 func migrateFrom(ctx context.Context, tx *sql.Tx, version int) error {
 	if version == 1 {
 		if err := migrateV1(ctx, tx); err != nil {
@@ -21,20 +21,94 @@ func migrateFrom(ctx context.Context, tx *sql.Tx, version int) error {
 			return fmt.Errorf("migrate schema 2 to 3: %w", err)
 		}
 	}
-	if err := migrateV3(ctx, tx); err != nil {
-		return fmt.Errorf("migrate schema 3 to 4: %w", err)
+	if err := migrateVertices(ctx, tx); err != nil {
+		return fmt.Errorf("migrate schema %d vertices to %d: %w", max(version, 3), schemaVersion, err)
 	}
 	return nil
 }
 
-// migrateV3 replaces the vertex indexes of versions 1 to 3, on the label and on
-// every property's value, with the one on the token's value. Rows stay as they are.
-func migrateV3(ctx context.Context, tx *sql.Tx) error {
+// migrateVertices rewrites the vertices of versions 1 to 4, a vertices row plus a
+// vertex_properties row per property, into version 5 rows that carry their
+// properties as canonical JSON and their token in a column, then builds the token
+// index. The old vertex indexes go with their tables.
+func migrateVertices(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, verticesTable("vertices_v5")); err != nil {
+		return fmt.Errorf("create vertices_v5: %w", err)
+	}
+	if err := copyVertices(ctx, tx); err != nil {
+		return err
+	}
 	return execAll(ctx, tx, []string{
-		`DROP INDEX vertices_by_label`,
-		`DROP INDEX vertex_properties_by_value`,
+		`DROP TABLE vertex_properties`,
+		`DROP TABLE vertices`,
+		`ALTER TABLE vertices_v5 RENAME TO vertices`,
 		tokenIndex,
 	})
+}
+
+// copyVertices copies every vertex with its properties into vertices_v5.
+func copyVertices(ctx context.Context, tx *sql.Tx) (err error) {
+	rows, err := tx.QueryContext(ctx, `SELECT v.id, v.label, v.created_at, p.key, p.kind, p.value
+		FROM vertices v LEFT JOIN vertex_properties p ON p.vertex_id = v.id
+		ORDER BY v.id`)
+	if err != nil {
+		return fmt.Errorf("read vertices: %w", err)
+	}
+	defer func() {
+		if cerr := rows.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("read vertices: %w", cerr)
+		}
+	}()
+	insert, err := tx.PrepareContext(ctx, insertVertexSQL("vertices_v5"))
+	if err != nil {
+		return fmt.Errorf("prepare vertices_v5 insert: %w", err)
+	}
+	defer insert.Close()
+	type oldVertex struct {
+		id, label, createdAt string
+		props                graphson.Properties
+	}
+	var cur *oldVertex
+	flush := func() error {
+		if cur == nil {
+			return nil
+		}
+		props, err := canonicalVertexProperties(cur.label, cur.props)
+		if err != nil {
+			return fmt.Errorf("vertex %s: %w", cur.id, err)
+		}
+		if _, err := insert.ExecContext(ctx, cur.id, cur.label, cur.createdAt, props, tokenColumn(cur.props)); err != nil {
+			return fmt.Errorf("copy vertex %s: %w", cur.id, err)
+		}
+		return nil
+	}
+	for rows.Next() {
+		var v oldVertex
+		var key, kind sql.NullString
+		var raw any
+		if err := rows.Scan(&v.id, &v.label, &v.createdAt, &key, &kind, &raw); err != nil {
+			return fmt.Errorf("read vertices: %w", err)
+		}
+		if cur == nil || cur.id != v.id {
+			if err := flush(); err != nil {
+				return err
+			}
+			v.props = graphson.Properties{}
+			cur = &v
+		}
+		if !key.Valid {
+			continue // a vertex without properties
+		}
+		val, err := decodeValue(kind.String, raw)
+		if err != nil {
+			return fmt.Errorf("vertex %s property %s: %w", v.id, key.String, err)
+		}
+		cur.props[key.String] = val
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read vertices: %w", err)
+	}
+	return flush()
 }
 
 // edgesTableV2 is the version 2 edge table, the step between versions 1 and 3.
@@ -215,4 +289,27 @@ func copyV1Edges(ctx context.Context, tx *sql.Tx) (err error) {
 		return fmt.Errorf("read v1 edges: %w", err)
 	}
 	return flush()
+}
+
+// decodeValue reads a property value of versions 1 to 4, which kept each as a kind
+// ('s' TEXT, 'i' INTEGER, 'b' INTEGER 0/1) and a value.
+func decodeValue(kind string, v any) (any, error) {
+	switch kind {
+	case "s":
+		switch v := v.(type) {
+		case string:
+			return v, nil
+		case []byte:
+			return string(v), nil
+		}
+	case "i":
+		if n, ok := v.(int64); ok {
+			return n, nil
+		}
+	case "b":
+		if n, ok := v.(int64); ok {
+			return n != 0, nil
+		}
+	}
+	return nil, fmt.Errorf("stored value of kind %q has type %T", kind, v)
 }

@@ -98,6 +98,7 @@ func TestMigrateV1(t *testing.T) {
 	if err := e.store.rdb.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = 'edge_properties'`).Scan(&old); err != nil || old != 0 {
 		t.Errorf("edge_properties still there (%d, %v)", old, err)
 	}
+	checkStoredVertices(t, e)
 	checkStoredEdges(t, e)
 	// The migrated store takes new clicks on old short URLs.
 	popular := shortURL(t, "7BTadEDkJ8")
@@ -120,6 +121,7 @@ func TestMigrateV2(t *testing.T) {
 	if err := e.store.rdb.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil || version != schemaVersion {
 		t.Errorf("user_version %d (%v), want %d", version, err, schemaVersion)
 	}
+	checkStoredVertices(t, e)
 	checkStoredEdges(t, e)
 	popular := shortURL(t, "7BTadEDkJ8")
 	old := click(t, popular, "ev_1") // stored by the v2 store
@@ -138,9 +140,10 @@ func TestMigrateV2(t *testing.T) {
 }
 
 // TestMigrateV3 opens a data dir made by the version 3 store, the one main wrote
-// before version 4 (testdata/persist-v3): every answer is the same as then, the old
-// vertex indexes are gone and the token's is there, and the store goes on taking
-// short URLs and clicks and finding them by token.
+// before version 5 (testdata/persist-v3): every answer is the same as then, the
+// vertex_properties table and the old vertex indexes are gone and the token index is
+// there, every vertex's stored properties hash to its id, and the store goes on
+// taking short URLs and clicks and finding them by token.
 func TestMigrateV3(t *testing.T) {
 	e := openEnv(t, copyFixture(t, "testdata/persist-v3"), Options{})
 	checkAnswers(t, e, "testdata/persist-v3")
@@ -163,9 +166,14 @@ func TestMigrateV3(t *testing.T) {
 	if err := rows.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"vertex_properties_by_token"}; !cmp.Equal(indexes, want) {
+	if want := []string{"vertices_by_token"}; !cmp.Equal(indexes, want) {
 		t.Errorf("vertex indexes after migration: %v, want %v", indexes, want)
 	}
+	var old int
+	if err := e.store.rdb.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = 'vertex_properties'`).Scan(&old); err != nil || old != 0 {
+		t.Errorf("vertex_properties still there (%d, %v)", old, err)
+	}
+	checkStoredVertices(t, e)
 	checkStoredEdges(t, e)
 	fresh := shortURL(t, "Zz9Yy8Xx7W")
 	popular := shortURL(t, "7BTadEDkJ8")
@@ -176,6 +184,42 @@ func TestMigrateV3(t *testing.T) {
 		if got := e.query(t, countQuery, map[string]any{"token": tok}); !cmp.Equal(got, []any{want}) {
 			t.Errorf("%s: clicks after migration = %v, want %d", tok, got, want)
 		}
+	}
+}
+
+// checkStoredVertices checks every stored vertex: its properties still hash to its
+// id, and its token column holds what the writer would have put there.
+func checkStoredVertices(t *testing.T, e *testEnv) {
+	t.Helper()
+	rows, err := e.store.rdb.Query(`SELECT id, label, properties, token FROM vertices`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var id, label, raw string
+		var token any
+		if err := rows.Scan(&id, &label, &raw, &token); err != nil {
+			t.Fatal(err)
+		}
+		props, err := decodeProperties(raw)
+		if err != nil {
+			t.Fatalf("vertex %s: %v", id, err)
+		}
+		if want := tokenColumn(props); token != want {
+			t.Errorf("vertex %s: token column %v, want %v", id, token, want)
+		}
+		if got, err := graphson.VertexID(label, props); err != nil || got != id {
+			t.Errorf("vertex %s: stored properties %s hash to %s (%v)", id, raw, got, err)
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Error("no vertex rows")
 	}
 }
 

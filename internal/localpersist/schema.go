@@ -12,63 +12,62 @@ import (
 // Version 1 kept one edge_properties row per edge property. Version 2 keeps an
 // edge's properties in one column of its row: a click is one row, not five. Version 3
 // keeps the same rows with two properties also in columns of their own and indexes
-// them so that a click pays one append-mostly index entry (see edgeIndexes). Version 4
-// indexes the values of one vertex property, the token, instead of every property and
-// the label (see tokenKey).
-const schemaVersion = 4
+// them so that a click pays one append-mostly index entry (see edgeIndexes). Version 5
+// does for vertices what version 2 did for edges, and indexes the token alone (see
+// tokenKey). (Version 4, which only narrowed the vertex indexes, never left
+// development; a file of it migrates like one of version 3.)
+const schemaVersion = 5
 
-// tokenKey is the one vertex property whose values are indexed: what the service
-// looks short URLs up by (SPEC: an index on short_url_token). Versions up to 3
-// indexed every property's value and every vertex's label, lookups the service never
-// makes: a new short URL paid six random pages (its row, its label entry, its
+// tokenKey is the one vertex property with a column and an index of its own: what
+// the service looks short URLs up by (SPEC: an index on short_url_token). Versions up
+// to 3 kept a vertex_properties row per property and indexed every property's value
+// and every vertex's label, lookups the service never makes: a new short URL took
+// four statements and dirtied six random pages (its row, its label entry, its
 // property rows, and the entries of its token, path and target), each written to the
-// WAL at the commit that dirtied it. Now it pays three. A has() on any other key, or
-// a hasLabel() alone, still answers the same, by reading the table.
+// WAL at the commit that dirtied it. Now it takes one statement and two pages. A
+// has() on any other key, or a hasLabel() alone, still answers the same, by reading
+// the table.
 const tokenKey = "short_url_token"
 
 // schema returns the statements that create the storage layout. Elements are
-// immutable (an id is the hash of what the element is), so the vertex label is copied
-// into vertex_properties and the endpoint labels into edges without any risk of the
-// copies drifting.
+// immutable (an id is the hash of what the element is), so the endpoint labels are
+// copied into edges without any risk of the copies drifting.
 //
-// Vertex property values keep their type: kind is 's' (TEXT value), 'i' (INTEGER) or
-// 'b' (INTEGER 0/1), and value is an ANY column, so "1", 1 and true never compare
-// equal. Vertices keep a row per property because has(tokenKey, value) starts a
-// traversal through the vertex_properties_by_token index; they are few and rarely
-// new.
+// An element is one row, whose properties column holds the canonical JSON of its
+// typed properties, exactly the "properties" member its identity was hashed from
+// (schemas/IDENTITY.md), so "1", 1 and true never compare equal. A vertex's token
+// column holds its tokenKey property when that is a string and NULL otherwise
+// (absent, or of another type: the properties JSON stays the only truth).
 //
-// Edges are many (one per click) and are found through their endpoints, so an edge is
-// one row: its properties column holds the canonical JSON of its typed properties,
-// exactly the "properties" member its identity was hashed from (schemas/IDENTITY.md).
-// Edges are a rowid table, so a batch of new edges is appended rather than scattered
-// over the pages of an id-ordered tree. Endpoints carry no REFERENCES clause: the
-// writer checks them (parseIngest and checkStoredEndpoints), and a foreign key would
-// cost two more lookups per click. created_at is server-managed and lives in a
-// column, never among the properties the identity was hashed from.
+// Edges are many (one per click) and are found through their endpoints. Edges are a
+// rowid table, so a batch of new edges is appended rather than scattered over the
+// pages of an id-ordered tree. Endpoints carry no REFERENCES clause: the writer
+// checks them (parseIngest and checkStoredEndpoints), and a foreign key would cost two
+// more lookups per click. created_at is server-managed and lives in a column, never
+// among the properties the identity was hashed from.
 func schema() []string {
 	return []string{
-		`CREATE TABLE IF NOT EXISTS vertices (
-			id         TEXT NOT NULL PRIMARY KEY,
-			label      TEXT NOT NULL,
-			created_at TEXT NOT NULL
-		) STRICT, WITHOUT ROWID`,
-		`CREATE TABLE IF NOT EXISTS vertex_properties (
-			vertex_id TEXT NOT NULL REFERENCES vertices (id),
-			key       TEXT NOT NULL,
-			label     TEXT NOT NULL,
-			kind      TEXT NOT NULL CHECK (kind IN ('s', 'i', 'b')),
-			value     ANY NOT NULL,
-			PRIMARY KEY (vertex_id, key)
-		) STRICT, WITHOUT ROWID`,
+		verticesTable("vertices"),
 		tokenIndex,
 		edgesTable("edges"),
 	}
 }
 
-// tokenIndex serves has(tokenKey, value), with or without hasLabel: an equality
-// search on (kind, value[, label]) that also covers the vertex id. It is partial,
-// so a query uses it only when its SQL names tokenKey as a literal (hasCondition).
-const tokenIndex = `CREATE INDEX IF NOT EXISTS vertex_properties_by_token ON vertex_properties (kind, value, label) WHERE key = '` + tokenKey + `'`
+// verticesTable creates the version 5 vertex table under name.
+func verticesTable(name string) string {
+	return `CREATE TABLE IF NOT EXISTS ` + name + ` (
+			id         TEXT NOT NULL PRIMARY KEY,
+			label      TEXT NOT NULL,
+			created_at TEXT NOT NULL,
+			properties TEXT NOT NULL,
+			token      TEXT
+		) STRICT, WITHOUT ROWID`
+}
+
+// tokenIndex serves has(tokenKey, string…), with or without hasLabel: an equality
+// search on (token[, label]) that yields the vertex ids in order. It is partial: a
+// vertex without a string token pays no entry.
+const tokenIndex = `CREATE INDEX IF NOT EXISTS vertices_by_token ON vertices (token, label) WHERE token IS NOT NULL`
 
 // edgeColumnProps are the edge properties that version 3 also keeps in a column of
 // the same name, holding the value when it is a string and NULL otherwise (absent,
@@ -156,7 +155,7 @@ func migrate(ctx context.Context, db *sql.DB) (err error) {
 		return fmt.Errorf("database schema version %d is newer than this program's %d", version, schemaVersion)
 	case version == schemaVersion:
 		return tx.Rollback()
-	case version >= 1 && version <= 3:
+	case version >= 1 && version <= 4:
 		if err := migrateFrom(ctx, tx, version); err != nil {
 			return err
 		}

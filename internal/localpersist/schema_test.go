@@ -78,16 +78,18 @@ func TestQueriesUseIndexes(t *testing.T) {
 		scans bool // reading the table is expected: a lookup the service never makes
 	}{
 		{"token lookup", func() (string, []any) { return startPlan(lookupQuery) },
-			"SEARCH p USING COVERING INDEX vertex_properties_by_token (kind=? AND value=? AND label=?)", false, false},
+			"SEARCH vertices USING INDEX vertices_by_token (token=? AND label=?)", false, false},
 		{"token count", func() (string, []any) { return startPlan(countQuery) },
-			"SEARCH p USING COVERING INDEX vertex_properties_by_token (kind=? AND value=? AND label=?)", false, false},
+			"SEARCH vertices USING INDEX vertices_by_token (token=? AND label=?)", false, false},
 		{"has without hasLabel", func() (string, []any) { return startPlan("g.V().has('short_url_token', token)") },
-			"SEARCH p USING COVERING INDEX vertex_properties_by_token (kind=? AND value=?)", true, false},
+			"SEARCH vertices USING INDEX vertices_by_token (token=?)", true, false},
 		{"token after another has", func() (string, []any) {
 			return startPlan("g.V().has('target_url', 'https://example.com/').has('short_url_token', token)")
-		}, "SEARCH p USING COVERING INDEX vertex_properties_by_token (kind=? AND value=?)", true, false},
+		}, "SEARCH vertices USING INDEX vertices_by_token (token=?)", true, false},
 		{"has on another key", func() (string, []any) { return startPlan("g.V().has('target_url', 'https://example.com/')") },
-			"SCAN p", false, true},
+			"SCAN vertices", false, true},
+		{"token of another type", func() (string, []any) { return startPlan("g.V().has('short_url_token', 5)") },
+			"SCAN vertices", false, true},
 		{"hasLabel", func() (string, []any) { return startPlan("g.V().hasLabel('short_url')") },
 			"SCAN vertices", false, true},
 		{"outE count", func() (string, []any) { return countEdges(stepOutE, "short_url_visited") },
@@ -98,8 +100,6 @@ func TestQueriesUseIndexes(t *testing.T) {
 			"SEARCH edges USING INDEX edges_out (out_v=? AND label=?)", false, false},
 		{"clicks of a day by user agent", window,
 			"SEARCH edges USING COVERING INDEX edges_out (out_v=? AND label=? AND effective_at>? AND effective_at<?)", true, false},
-		{"vertex properties", func() (string, []any) { return vertexPropertiesSQL, []any{"x"} },
-			"SEARCH vertex_properties USING PRIMARY KEY (vertex_id=?)", false, false},
 		{"outE", func() (string, []any) {
 			q, args := scan(stepOutE, "short_url_visited").query(edgeColumns, "x")
 			return q + " ORDER BY id", args

@@ -72,7 +72,7 @@ func TestWithinRefusals(t *testing.T) {
 	}
 }
 
-// TestWithinUsesIndex: the batch query is driven by the token's (kind, value) index.
+// TestWithinUsesIndex: the batch query is driven by the token index.
 func TestWithinUsesIndex(t *testing.T) {
 	e := newEnv(t, Options{})
 	root, err := parse(batchLookupQuery)
@@ -88,7 +88,7 @@ func TestWithinUsesIndex(t *testing.T) {
 		t.Fatal("no start query")
 	}
 	plan := queryPlan(t, e.store, q, args...)
-	if !strings.Contains(plan, "USING COVERING INDEX vertex_properties_by_token (kind=? AND value=?") {
+	if !strings.Contains(plan, "USING INDEX vertices_by_token (token=? AND label=?)") {
 		t.Errorf("plan does not search the property index:\n%s", plan)
 	}
 }

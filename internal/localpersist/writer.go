@@ -16,13 +16,12 @@ const createdAtLayout = "2006-01-02T15:04:05.000Z"
 
 // writeStmts are the writer's prepared statements, on its single connection.
 type writeStmts struct {
-	insertVertex     *sql.Stmt
-	insertVertexProp *sql.Stmt
-	insertEdge       *sql.Stmt
-	vertexLabel      *sql.Stmt
-	countEdges       *sql.Stmt
-	known            *knownVertices    // set by in: the writer's, for one transaction
-	created          map[edgeKey]int64 // set by in: edges the transaction created, per vertex and label
+	insertVertex *sql.Stmt
+	insertEdge   *sql.Stmt
+	vertexLabel  *sql.Stmt
+	countEdges   *sql.Stmt
+	known        *knownVertices    // set by in: the writer's, for one transaction
+	created      map[edgeKey]int64 // set by in: edges the transaction created, per vertex and label
 	// pace yields the writer's P between rows. Inside `serve` with one P (the
 	// inline consumer's ingest, a batch issuance), a large document would otherwise
 	// hold the core for milliseconds while redirects wait.
@@ -37,8 +36,7 @@ func (w *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 		dst   **sql.Stmt
 		query string
 	}{
-		{&w.insertVertex, `INSERT INTO vertices (id, label, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`},
-		{&w.insertVertexProp, `INSERT INTO vertex_properties (vertex_id, key, label, kind, value) VALUES (?, ?, ?, ?, ?)`},
+		{&w.insertVertex, insertVertexSQL("vertices")},
 		{&w.insertEdge, `INSERT INTO edges (id, label, out_v, out_label, in_v, in_label, created_at, properties, effective_at, user_agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`},
 		{&w.vertexLabel, `SELECT label FROM vertices WHERE id = ?`},
 		{&w.countEdges, `INSERT INTO edge_counts (out_v, label, n) VALUES (?, ?, ?) ON CONFLICT (out_v, label) DO UPDATE SET n = n + excluded.n`},
@@ -53,20 +51,19 @@ func (w *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 }
 
 func (w *writeStmts) close() error {
-	return closeStmts(w.insertVertex, w.insertVertexProp, w.insertEdge, w.vertexLabel, w.countEdges)
+	return closeStmts(w.insertVertex, w.insertEdge, w.vertexLabel, w.countEdges)
 }
 
 // in binds the statements to a transaction that records the vertices it writes or
 // reads in known.
 func (w *writeStmts) in(ctx context.Context, tx *sql.Tx, known *knownVertices) *writeStmts {
 	return &writeStmts{
-		known:            known,
-		created:          map[edgeKey]int64{},
-		countEdges:       tx.StmtContext(ctx, w.countEdges),
-		insertVertex:     tx.StmtContext(ctx, w.insertVertex),
-		insertVertexProp: tx.StmtContext(ctx, w.insertVertexProp),
-		insertEdge:       tx.StmtContext(ctx, w.insertEdge),
-		vertexLabel:      tx.StmtContext(ctx, w.vertexLabel),
+		known:        known,
+		created:      map[edgeKey]int64{},
+		countEdges:   tx.StmtContext(ctx, w.countEdges),
+		insertVertex: tx.StmtContext(ctx, w.insertVertex),
+		insertEdge:   tx.StmtContext(ctx, w.insertEdge),
+		vertexLabel:  tx.StmtContext(ctx, w.vertexLabel),
 	}
 }
 
@@ -188,7 +185,7 @@ func (st *writeStmts) writeDocument(ctx context.Context, req *ingestRequest, now
 	res := ingestResult{vertices: ingestCount{Received: len(doc.Vertices)}, edges: ingestCount{Received: len(doc.Edges)}}
 	for i := range doc.Vertices {
 		st.pace.Maybe()
-		created, err := st.writeVertex(ctx, &doc.Vertices[i], now)
+		created, err := st.writeVertex(ctx, &doc.Vertices[i], req.vertexProps[i], now)
 		if err != nil {
 			return ingestResult{}, err
 		}
@@ -250,30 +247,33 @@ func (st *writeStmts) checkStoredEndpoints(ctx context.Context, req *ingestReque
 	return ingestResult{}, nil
 }
 
-// writeVertex inserts a vertex and, if it is new, a row per property.
-// A vertex known to be stored costs nothing: same id, same label and properties.
-func (st *writeStmts) writeVertex(ctx context.Context, v *graphson.Vertex, now string) (bool, error) {
+// writeVertex inserts a vertex, whose canonical properties JSON is props. A vertex
+// known to be stored costs nothing: same id, same label and properties.
+func (st *writeStmts) writeVertex(ctx context.Context, v *graphson.Vertex, props, now string) (bool, error) {
 	if _, ok := st.known.label(v.ID); ok {
 		return false, nil
 	}
-	created, err := execCreated(ctx, st.insertVertex, v.ID, v.Label, now)
+	created, err := execCreated(ctx, st.insertVertex, v.ID, v.Label, now, props, tokenColumn(v.Properties))
 	if err != nil {
 		return false, fmt.Errorf("insert vertex %s: %w", v.ID, err)
 	}
 	st.known.add(v.ID, v.Label)
-	if !created {
-		return false, nil // same id, same label and properties: already stored
+	return created, nil
+}
+
+// insertVertexSQL inserts a vertex into the version 5 vertex table name, unless its
+// id is there already.
+func insertVertexSQL(name string) string {
+	return `INSERT INTO ` + name + ` (id, label, created_at, properties, token) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
+}
+
+// tokenColumn is the value of a vertex's token column: its tokenKey property when
+// that is a string, else nil (NULL).
+func tokenColumn(props map[string]any) any {
+	if s, ok := props[tokenKey].(string); ok {
+		return s
 	}
-	for k, val := range v.Properties {
-		kind, value, err := encodeValue(val)
-		if err != nil {
-			return false, fmt.Errorf("vertex %s property %s: %w", v.ID, k, err)
-		}
-		if _, err := st.insertVertexProp.ExecContext(ctx, v.ID, k, v.Label, kind, value); err != nil {
-			return false, fmt.Errorf("insert vertex %s property %s: %w", v.ID, k, err)
-		}
-	}
-	return true, nil
+	return nil
 }
 
 // execCreated runs an INSERT … ON CONFLICT DO NOTHING and reports whether it
@@ -288,42 +288,4 @@ func execCreated(ctx context.Context, st *sql.Stmt, args ...any) (bool, error) {
 		return false, fmt.Errorf("rows affected: %w", err)
 	}
 	return n == 1, nil
-}
-
-// encodeValue maps a property value to its stored kind and SQLite value.
-func encodeValue(v any) (string, any, error) {
-	switch v := v.(type) {
-	case string:
-		return "s", v, nil
-	case int64:
-		return "i", v, nil
-	case bool:
-		if v {
-			return "b", int64(1), nil
-		}
-		return "b", int64(0), nil
-	}
-	return "", nil, fmt.Errorf("%w: unsupported property value type %T", graphson.ErrInvalid, v)
-}
-
-// decodeValue is the inverse of encodeValue.
-func decodeValue(kind string, v any) (any, error) {
-	switch kind {
-	case "s":
-		switch v := v.(type) {
-		case string:
-			return v, nil
-		case []byte:
-			return string(v), nil
-		}
-	case "i":
-		if n, ok := v.(int64); ok {
-			return n, nil
-		}
-	case "b":
-		if n, ok := v.(int64); ok {
-			return n != 0, nil
-		}
-	}
-	return nil, fmt.Errorf("stored value of kind %q has type %T", kind, v)
 }
