@@ -64,51 +64,65 @@ func copyVertices(ctx context.Context, tx *sql.Tx) (err error) {
 		return fmt.Errorf("prepare vertices_v5 insert: %w", err)
 	}
 	defer insert.Close()
-	type oldVertex struct {
-		id, label, createdAt string
-		props                graphson.Properties
+	type oldVertex struct{ id, label, createdAt string }
+	scan := func(key, kind *sql.NullString, raw *any) (v oldVertex, id string, err error) {
+		if err := rows.Scan(&v.id, &v.label, &v.createdAt, key, kind, raw); err != nil {
+			return v, "", fmt.Errorf("read vertices: %w", err)
+		}
+		return v, "vertex " + v.id, nil
 	}
-	var cur *oldVertex
-	flush := func() error {
-		if cur == nil {
-			return nil
-		}
-		props, err := canonicalVertexProperties(cur.label, cur.props)
+	return regroup(rows, scan, func(v oldVertex, p graphson.Properties) error {
+		props, err := canonicalVertexProperties(v.label, p)
 		if err != nil {
-			return fmt.Errorf("vertex %s: %w", cur.id, err)
+			return fmt.Errorf("vertex %s: %w", v.id, err)
 		}
-		if _, err := insert.ExecContext(ctx, cur.id, cur.label, cur.createdAt, props, tokenColumn(cur.props)); err != nil {
-			return fmt.Errorf("copy vertex %s: %w", cur.id, err)
+		if _, err := insert.ExecContext(ctx, v.id, v.label, v.createdAt, props, tokenColumn(p)); err != nil {
+			return fmt.Errorf("copy vertex %s: %w", v.id, err)
 		}
 		return nil
-	}
+	})
+}
+
+// regroup reads rows of elements in id order, each row an element's columns and then
+// one of its properties as versions 1 to 4 kept them (key, kind and value, all NULL
+// for an element without properties), and calls write once per element with its
+// properties gathered. scan reads a row and names its element (for errors; equal
+// names are one element).
+func regroup[E any](rows *sql.Rows, scan func(key, kind *sql.NullString, raw *any) (E, string, error), write func(E, graphson.Properties) error) error {
+	var cur E
+	var curName string
+	var props graphson.Properties
 	for rows.Next() {
-		var v oldVertex
 		var key, kind sql.NullString
 		var raw any
-		if err := rows.Scan(&v.id, &v.label, &v.createdAt, &key, &kind, &raw); err != nil {
-			return fmt.Errorf("read vertices: %w", err)
+		el, name, err := scan(&key, &kind, &raw)
+		if err != nil {
+			return err
 		}
-		if cur == nil || cur.id != v.id {
-			if err := flush(); err != nil {
-				return err
+		if props == nil || name != curName {
+			if props != nil {
+				if err := write(cur, props); err != nil {
+					return err
+				}
 			}
-			v.props = graphson.Properties{}
-			cur = &v
+			cur, curName, props = el, name, graphson.Properties{}
 		}
 		if !key.Valid {
-			continue // a vertex without properties
+			continue // an element without properties
 		}
-		val, err := decodeValue(kind.String, raw)
+		v, err := decodeValue(kind.String, raw)
 		if err != nil {
-			return fmt.Errorf("vertex %s property %s: %w", v.id, key.String, err)
+			return fmt.Errorf("%s property %s: %w", name, key.String, err)
 		}
-		cur.props[key.String] = val
+		props[key.String] = v
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read vertices: %w", err)
+		return fmt.Errorf("read rows: %w", err)
 	}
-	return flush()
+	if props == nil {
+		return nil
+	}
+	return write(cur, props)
 }
 
 // edgesTableV2 is the version 2 edge table, the step between versions 1 and 3.
@@ -224,11 +238,8 @@ func edgeColumnValues(props map[string]any) (effectiveAt, userAgent any) {
 	return col(edgeColumnProps[0]), col(edgeColumnProps[1])
 }
 
-// v1Edge is a version 1 edge row with its properties gathered.
-type v1Edge struct {
-	id, label, outV, outLabel, inV, inLabel, createdAt string
-	props                                              graphson.Properties
-}
+// v1Edge is a version 1 edge row.
+type v1Edge struct{ id, label, outV, outLabel, inV, inLabel, createdAt string }
 
 // copyV1Edges copies every version 1 edge into edges_v2, oldest first.
 func copyV1Edges(ctx context.Context, tx *sql.Tx) (err error) {
@@ -248,47 +259,22 @@ func copyV1Edges(ctx context.Context, tx *sql.Tx) (err error) {
 		return fmt.Errorf("prepare edges_v2 insert: %w", err)
 	}
 	defer insert.Close()
-	var cur *v1Edge
-	flush := func() error {
-		if cur == nil {
-			return nil
+	scan := func(key, kind *sql.NullString, raw *any) (e v1Edge, name string, err error) {
+		if err := rows.Scan(&e.id, &e.label, &e.outV, &e.outLabel, &e.inV, &e.inLabel, &e.createdAt, key, kind, raw); err != nil {
+			return e, "", fmt.Errorf("read v1 edges: %w", err)
 		}
-		props, err := canonicalProperties(cur.label, cur.outV, cur.inV, cur.props)
+		return e, "v1 edge " + e.id, nil
+	}
+	return regroup(rows, scan, func(e v1Edge, p graphson.Properties) error {
+		props, err := canonicalProperties(e.label, e.outV, e.inV, p)
 		if err != nil {
-			return fmt.Errorf("v1 edge %s: %w", cur.id, err)
+			return fmt.Errorf("v1 edge %s: %w", e.id, err)
 		}
-		if _, err := insert.ExecContext(ctx, cur.id, cur.label, cur.outV, cur.outLabel, cur.inV, cur.inLabel, cur.createdAt, props); err != nil {
-			return fmt.Errorf("copy v1 edge %s: %w", cur.id, err)
+		if _, err := insert.ExecContext(ctx, e.id, e.label, e.outV, e.outLabel, e.inV, e.inLabel, e.createdAt, props); err != nil {
+			return fmt.Errorf("copy v1 edge %s: %w", e.id, err)
 		}
 		return nil
-	}
-	for rows.Next() {
-		var e v1Edge
-		var key, kind sql.NullString
-		var raw any
-		if err := rows.Scan(&e.id, &e.label, &e.outV, &e.outLabel, &e.inV, &e.inLabel, &e.createdAt, &key, &kind, &raw); err != nil {
-			return fmt.Errorf("read v1 edges: %w", err)
-		}
-		if cur == nil || cur.id != e.id {
-			if err := flush(); err != nil {
-				return err
-			}
-			e.props = graphson.Properties{}
-			cur = &e
-		}
-		if !key.Valid {
-			continue // an edge without properties
-		}
-		v, err := decodeValue(kind.String, raw)
-		if err != nil {
-			return fmt.Errorf("v1 edge %s property %s: %w", e.id, key.String, err)
-		}
-		cur.props[key.String] = v
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read v1 edges: %w", err)
-	}
-	return flush()
+	})
 }
 
 // decodeValue reads a property value of versions 1 to 4, which kept each as a kind

@@ -94,10 +94,7 @@ func TestMigrateV1(t *testing.T) {
 	if err := e.store.rdb.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil || version != schemaVersion {
 		t.Errorf("user_version %d (%v), want %d", version, err, schemaVersion)
 	}
-	var old int
-	if err := e.store.rdb.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = 'edge_properties'`).Scan(&old); err != nil || old != 0 {
-		t.Errorf("edge_properties still there (%d, %v)", old, err)
-	}
+	checkGone(t, e, "edge_properties", "vertex_properties")
 	checkStoredVertices(t, e)
 	checkStoredEdges(t, e)
 	// The migrated store takes new clicks on old short URLs.
@@ -121,6 +118,7 @@ func TestMigrateV2(t *testing.T) {
 	if err := e.store.rdb.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil || version != schemaVersion {
 		t.Errorf("user_version %d (%v), want %d", version, err, schemaVersion)
 	}
+	checkGone(t, e, "vertex_properties")
 	checkStoredVertices(t, e)
 	checkStoredEdges(t, e)
 	popular := shortURL(t, "7BTadEDkJ8")
@@ -169,10 +167,7 @@ func TestMigrateV3(t *testing.T) {
 	if want := []string{"vertices_by_token"}; !cmp.Equal(indexes, want) {
 		t.Errorf("vertex indexes after migration: %v, want %v", indexes, want)
 	}
-	var old int
-	if err := e.store.rdb.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = 'vertex_properties'`).Scan(&old); err != nil || old != 0 {
-		t.Errorf("vertex_properties still there (%d, %v)", old, err)
-	}
+	checkGone(t, e, "vertex_properties")
 	checkStoredVertices(t, e)
 	checkStoredEdges(t, e)
 	fresh := shortURL(t, "Zz9Yy8Xx7W")
@@ -183,6 +178,17 @@ func TestMigrateV3(t *testing.T) {
 	for tok, want := range map[string]int64{"Zz9Yy8Xx7W": 1, "7BTadEDkJ8": 6} {
 		if got := e.query(t, countQuery, map[string]any{"token": tok}); !cmp.Equal(got, []any{want}) {
 			t.Errorf("%s: clicks after migration = %v, want %d", tok, got, want)
+		}
+	}
+}
+
+// checkGone checks that the migration dropped the named tables of older versions.
+func checkGone(t *testing.T, e *testEnv, tables ...string) {
+	t.Helper()
+	for _, name := range tables {
+		var n int
+		if err := e.store.rdb.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = ?`, name).Scan(&n); err != nil || n != 0 {
+			t.Errorf("%s still there (%d, %v)", name, n, err)
 		}
 	}
 }
