@@ -36,6 +36,15 @@ type step struct {
 	group  [2]string    // group().by(key).by(value key); groupCount().by(key) in key
 }
 
+// matches is what an equality has() step compares with: within's values, or its
+// one value.
+func (st step) matches() []any {
+	if st.within != nil {
+		return st.within
+	}
+	return []any{st.value}
+}
+
 // projection is one key of a project() step and the by() modulator that fills it:
 // a property key or an anonymous traversal whose first result is the value.
 type projection struct {

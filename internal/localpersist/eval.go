@@ -125,10 +125,7 @@ filters:
 
 	var conds []string
 	for _, st := range tokens {
-		values := st.within
-		if values == nil {
-			values = []any{st.value}
-		}
+		values := st.matches()
 		if len(values) == 0 {
 			return "", nil, rest, false // an empty within()
 		}
@@ -163,11 +160,7 @@ filters:
 // allStrings reports whether every value a has() step compares with is a string:
 // only those can match the token column (another type stays in the JSON).
 func allStrings(st step) bool {
-	values := st.within
-	if values == nil {
-		values = []any{st.value}
-	}
-	for _, v := range values {
+	for _, v := range st.matches() {
 		if _, ok := v.(string); !ok {
 			return false
 		}
