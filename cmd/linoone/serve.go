@@ -242,15 +242,18 @@ func (s *stack) openBus(cfg config.Serve, pc *persist.Client) (*localbus.DLQ, er
 	if cfg.BusFault != "" {
 		s.log.Warn("bus fault drill: every publish fails", "fault", cfg.BusFault)
 	}
+	// Long work (local Persist's ingest and writer, the inline consumer) yields to
+	// redirects while the bus saw a publish in the last 100 ms, and only then: an
+	// external consumer draining the journal into a serve that redirects nothing
+	// (make bench D) would otherwise pay a yield every 500 µs for nothing.
+	busy := func() bool { return bus.Active(100 * time.Millisecond) }
+	yield.When(busy)
 	if cfg.Consumer == localbus.ConsumerInline {
-		// Inline, the consumer yields to redirects: it paces itself while the bus
-		// saw a publish in the last 100 ms. It shares serve's one core with local
-		// Persist, so a deeper pipeline buys it nothing: catching up after 10 s of
-		// load (make bench A) took as long with 3 MiB bodies two at a time as with
-		// 6 MiB three at a time (~23k clicks/s either way), with a peak RSS of 230
-		// MB instead of 450.
-		busy := func() bool { return bus.Active(100 * time.Millisecond) }
-		yield.When(busy)
+		// Inline, the consumer yields to redirects too: it paces itself while busy.
+		// It shares serve's one core with local Persist, so a deeper pipeline buys
+		// it nothing: catching up after 10 s of load (make bench A) took as long
+		// with 3 MiB bodies two at a time as with 6 MiB three at a time (~23k
+		// clicks/s either way), with a peak RSS of 230 MB instead of 450.
 		opts := localbus.ConsumerOptions{Notify: bus.Notify(), Busy: busy, MaxBatchBytes: 3 << 20, Pipeline: 2}
 		if s.consumer, err = newConsumer(cfg.DataDir, pc, opts, s.log); err != nil {
 			return nil, err
@@ -408,9 +411,9 @@ func (s *stack) health() httpapi.Health {
 func (s *stack) close() {
 	if s.consumer != nil {
 		_ = s.consumer.Close()
-		yield.When(nil) // openBus made yields ask this stack's bus
 	}
 	if s.bus != nil {
+		yield.When(nil) // openBus made yields ask this stack's bus
 		_ = s.bus.Close()
 		st := s.bus.Stats()
 		s.log.Info("bus closed", "publishes", st.Publishes, "batches", st.Batches, "fsyncs", st.Fsyncs, "max_batch", st.MaxBatch)

@@ -34,7 +34,7 @@ func (p *Point) Maybe() {
 	case p.since.IsZero():
 		p.since = now
 	case now.Sub(p.since) >= Interval:
-		if f := when.Load(); f == nil || (*f)() {
+		if f := when.Load(); f != nil && (*f)() {
 			Now()
 		}
 		p.since = time.Now()
@@ -47,7 +47,8 @@ var when atomic.Pointer[func() bool]
 // When makes Maybe yield only while active reports true; for `serve`, while it
 // serves redirects, so that catching up once they stop runs at full speed (a
 // yield costs ~10–20 µs even with nothing else to run). nil, the default, makes
-// Maybe yield always. Now is not affected.
+// Maybe never yield: a process with no redirects to make way for (`linoone
+// consume`, the CLI, a Lambda) has nothing to gain from it. Now is not affected.
 func When(active func() bool) {
 	if active == nil {
 		when.Store(nil)

@@ -28,6 +28,23 @@ func TestMaybeWaitsForInterval(t *testing.T) {
 	}
 }
 
+// TestMaybeNeverYieldsByDefault: with no When, as in any process but `serve`,
+// Maybe restarts its interval without yielding.
+func TestMaybeNeverYieldsByDefault(t *testing.T) {
+	When(nil)
+	var p Point
+	stale := time.Now().Add(-Interval)
+	p.since = stale
+	before := Yielded()
+	p.Maybe()
+	if got := Yielded(); got != before {
+		t.Fatalf("Maybe yielded (%v in Now) with no When", got-before)
+	}
+	if !p.since.After(stale) {
+		t.Fatal("Maybe did not restart the interval")
+	}
+}
+
 // TestWhenGatesMaybe: with When reporting false, Maybe restarts its interval
 // without yielding; Now still yields, and Yielded counts the time spent in it.
 func TestWhenGatesMaybe(t *testing.T) {
