@@ -26,6 +26,9 @@
 #   F         bulk import (issue 10): `linoone shorten --file` (core 1) of 10,000 and then
 #             100,000 fresh URLs into a default serve on core 0, batches of 1,000, 4 in
 #             flight: wall time of each, and one batch of 1,000 on its own
+#   A asks    no measurement: what A's targets ask of the one core, from this run's
+#             figures (A's baseline, B's CPU a redirect): the CPU a click's delivery
+#             may cost for A to meet 0.5× and its drain together, beside what D took
 #
 # Prints a table of figure, target and met/MISSED. Exits non-zero only when the run is
 # broken (a server does not start, wrk is missing and cannot be installed, a load
@@ -243,6 +246,7 @@ ratio() { calc '%.2f' "$1 / $2"; }
 
 # --- A: default serve --------------------------------------------------------------------
 baseline A
+a_base_rps=$base_rps
 start_serve A "$work/a"
 lines_before=$(lines_of "$work/a/facts.jsonl")
 measure A "$serve_pid" "$rport"
@@ -284,6 +288,7 @@ start_serve B "$work/bc" LINOONE_CONSUMER=external LINOONE_BUS_SYNC="$default_sy
 measure B "$serve_pid" "$rport"
 stop_serve
 queued=$acked
+b_cpu=$cpu
 r=$(ratio "$rps" "$base_rps")
 row "B external consumer, $default_sync" "$(calc '%.0f req/s = %.2f× bare' "$rps, $r")${trouble:+ ($trouble)}" "≥ 0.75×" "$(judge "$r" '>=' 0.75)"
 r=$(ratio "$cpu" "$base_cpu")
@@ -328,6 +333,22 @@ c_us=$(calc '%.1f' "($user + $sys) * 1e6 / $delivered")
 p_us=$(calc '%.1f' "($after - $before) / $hz * 1e6 / $delivered")
 total_us=$(calc '%.1f' "$c_us + $p_us")
 row "D" "$total_us µs CPU/fact: consumer $c_us + Persist $p_us" "≤ 20 µs" "$(judge "$total_us" '<=' 20)"
+
+# What A's targets ask of one core, from this run's own figures: 0.5× A's baseline for
+# the whole load (warm-up included) at B's CPU a redirect, then every click delivered
+# before the catch-up deadline, in what is left of the core's time until then.
+if [[ $warmup =~ ^[0-9]+s$ && $duration =~ ^[0-9]+s$ ]]; then
+  load_s=$((${warmup%s} + ${duration%s}))
+  window_s=$((load_s + catchup_target))
+  clicks=$(calc '%.0f' "0.5 * $a_base_rps * $load_s")
+  redirect_s=$(calc '%.1f' "$clicks * $b_cpu / 1e6")
+  if awk -v r="$redirect_s" -v w="$window_s" 'BEGIN { exit !(r < w) }'; then
+    budget="leave $(calc '%.1f' "$window_s - $redirect_s") s of ${window_s} s: ≤ $(calc '%.1f' "($window_s - $redirect_s) * 1e6 / $clicks") µs a click to deliver them"
+  else
+    budget="take the whole ${window_s} s: nothing left to deliver them"
+  fi
+  row "A what its targets ask" "0.5× bare for ${load_s} s = $clicks redirects = ${redirect_s} s of CPU at B's $b_cpu µs; they $budget (D: $total_us)" "—" "—"
+fi
 
 # --- E: issuance -------------------------------------------------------------------------
 start_serve E "$work/e"
