@@ -33,16 +33,25 @@ func TestMaybeWaitsForInterval(t *testing.T) {
 func TestMaybeNeverYieldsByDefault(t *testing.T) {
 	When(nil)
 	var p Point
+	maybeWithoutYield(t, &p, "with no When")
+}
+
+// maybeWithoutYield calls Maybe on p once its interval has passed, and fails unless
+// it restarted the interval without yielding (why names the case). It returns
+// Yielded from before the call.
+func maybeWithoutYield(t *testing.T, p *Point, why string) time.Duration {
+	t.Helper()
 	stale := time.Now().Add(-Interval)
 	p.since = stale
 	before := Yielded()
 	p.Maybe()
 	if got := Yielded(); got != before {
-		t.Fatalf("Maybe yielded (%v in Now) with no When", got-before)
+		t.Fatalf("Maybe yielded (%v in Now) %s", got-before, why)
 	}
 	if !p.since.After(stale) {
 		t.Fatal("Maybe did not restart the interval")
 	}
+	return before
 }
 
 // TestWhenGatesMaybe: with When reporting false, Maybe restarts its interval
@@ -52,16 +61,7 @@ func TestWhenGatesMaybe(t *testing.T) {
 	active := false
 	When(func() bool { return active })
 	var p Point
-	stale := time.Now().Add(-Interval)
-	p.since = stale
-	before := Yielded()
-	p.Maybe()
-	if got := Yielded(); got != before {
-		t.Fatalf("Maybe yielded (%v in Now) while When reported false", got-before)
-	}
-	if !p.since.After(stale) {
-		t.Fatal("Maybe did not restart the interval")
-	}
+	before := maybeWithoutYield(t, &p, "while When reported false")
 	active = true
 	p.since = time.Now().Add(-Interval)
 	p.Maybe()
