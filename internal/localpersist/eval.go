@@ -9,22 +9,39 @@ import (
 	"github.com/linoone/linoone/internal/graphson"
 )
 
-// vertex and edge are the elements a traversal walks. Their properties are decoded
-// on first use and kept for the rest of the request.
+// vertex and edge are the elements a traversal walks.
 type vertex struct {
 	id, label string
-	createdAt string
-	rawProps  string // canonical JSON, decoded into props on first use
-	props     map[string]any
+	stored
 }
 
 type edge struct {
 	id, label      string
 	outV, outLabel string
 	inV, inLabel   string
-	createdAt      string
-	rawProps       string // canonical JSON, decoded into props on first use
-	props          map[string]any
+	stored
+}
+
+// stored is what an element's row holds besides its identity: its properties,
+// decoded on first use and kept for the rest of the request, and created_at.
+type stored struct {
+	createdAt string
+	rawProps  string // canonical JSON, decoded into props on first use
+	props     map[string]any
+}
+
+// properties decodes the properties of element id, server-managed created_at
+// included, once.
+func (st *stored) properties(id string) (map[string]any, error) {
+	if st.props == nil {
+		props, err := decodeProperties(st.rawProps)
+		if err != nil {
+			return nil, fmt.Errorf("load properties of %s: %w", id, err)
+		}
+		props[serverProperty] = st.createdAt
+		st.props = props
+	}
+	return st.props, nil
 }
 
 // evaluate runs a compiled traversal against the store and returns its results:
@@ -189,7 +206,7 @@ func (s *Store) apply(ctx context.Context, src string, steps []step, in []any) (
 			})
 		case stepHas:
 			in, err = filter(in, func(t any) (bool, error) {
-				props, err := s.propertiesOf(ctx, src, st, t)
+				props, err := s.propertiesOf(src, st, t)
 				if err != nil {
 					return false, err
 				}
@@ -303,45 +320,29 @@ func filter(in []any, keep func(any) (bool, error)) ([]any, error) {
 }
 
 // properties loads an element's properties, server-managed created_at included.
-func (s *Store) properties(ctx context.Context, el element) (map[string]any, error) {
+func (s *Store) properties(el element) (map[string]any, error) {
 	switch el := el.(type) {
 	case *vertex:
-		if el.props == nil {
-			props, err := decodeProperties(el.rawProps)
-			if err != nil {
-				return nil, fmt.Errorf("load properties of %s: %w", el.id, err)
-			}
-			props[serverProperty] = el.createdAt
-			el.props = props
-		}
-		return el.props, nil
+		return el.stored.properties(el.id)
 	case *edge:
-		if el.props == nil {
-			props, err := decodeProperties(el.rawProps)
-			if err != nil {
-				return nil, fmt.Errorf("load properties of %s: %w", el.id, err)
-			}
-			props[serverProperty] = el.createdAt
-			el.props = props
-		}
-		return el.props, nil
+		return el.stored.properties(el.id)
 	}
 	return nil, fmt.Errorf("internal error: properties of %T", el)
 }
 
 // propertiesOf is the properties of traverser t, which step st needs to be an element.
-func (s *Store) propertiesOf(ctx context.Context, src string, st *step, t any) (map[string]any, error) {
+func (s *Store) propertiesOf(src string, st *step, t any) (map[string]any, error) {
 	el, err := asElement(src, st, t)
 	if err != nil {
 		return nil, err
 	}
-	return s.properties(ctx, el)
+	return s.properties(el)
 }
 
 func (s *Store) values(ctx context.Context, src string, st *step, in []any) ([]any, error) {
 	var out []any
 	for _, t := range in {
-		props, err := s.propertiesOf(ctx, src, st, t)
+		props, err := s.propertiesOf(src, st, t)
 		if err != nil {
 			return nil, err
 		}
@@ -370,7 +371,7 @@ func (s *Store) project(ctx context.Context, src string, st *step, in []any) ([]
 				}
 				continue
 			}
-			props, err := s.propertiesOf(ctx, src, st, t)
+			props, err := s.propertiesOf(src, st, t)
 			if err != nil {
 				return nil, err
 			}
@@ -391,7 +392,7 @@ func (s *Store) project(ctx context.Context, src string, st *step, in []any) ([]
 func (s *Store) groupBy(ctx context.Context, src string, st *step, in []any) ([]any, error) {
 	groups := make(map[string]any)
 	for _, t := range in {
-		props, err := s.propertiesOf(ctx, src, st, t)
+		props, err := s.propertiesOf(src, st, t)
 		if err != nil {
 			return nil, err
 		}
