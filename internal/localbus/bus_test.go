@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -851,6 +852,34 @@ func TestRunPacesWhileBusyAndReportsLag(t *testing.T) {
 				t.Fatalf("busy=%v: %d batches for %d events, want %d", busy, b, len(fs), want)
 			}
 		})
+	}
+}
+
+// TestPaceWait: while Busy, Run waits PaceFactor times what a batch took (2 unless
+// set, also for a factor that is not a positive number), half that while catching
+// up, and never more than maxPace, however large the factor.
+func TestPaceWait(t *testing.T) {
+	const took = 10 * time.Millisecond
+	for _, tc := range []struct {
+		factor        float64
+		gentle, catch time.Duration
+	}{
+		{0, 20 * time.Millisecond, 10 * time.Millisecond},
+		{-1, 20 * time.Millisecond, 10 * time.Millisecond},
+		{math.NaN(), 20 * time.Millisecond, 10 * time.Millisecond},
+		{1, 10 * time.Millisecond, 5 * time.Millisecond},
+		{0.5, 5 * time.Millisecond, 2500 * time.Microsecond},
+		{1e300, maxPace, maxPace},
+		{math.Inf(1), maxPace, maxPace},
+	} {
+		dir := t.TempDir()
+		c := newConsumer(t, dir, &fakeIngester{}, ConsumerOptions{PaceFactor: tc.factor})
+		if got := c.paceWait(took, false); got != tc.gentle {
+			t.Errorf("factor %v: wait %v after a %v batch, want %v", tc.factor, got, took, tc.gentle)
+		}
+		if got := c.paceWait(took, true); got != tc.catch {
+			t.Errorf("factor %v: catching up, wait %v after a %v batch, want %v", tc.factor, got, took, tc.catch)
+		}
 	}
 }
 

@@ -61,6 +61,8 @@ const (
 	// event with an in-process local Persist), which redirects wait out. 100 events
 	// keep that wait near 8 ms; the pacing keeps the share a third.
 	defaultBusyBatch = 100
+	// defaultPaceFactor: while Busy, a batch is followed by a wait twice as long.
+	defaultPaceFactor = 2
 	// defaultCatchUpAfter is how long the backlog must grow while Busy before Run
 	// catches up (catchUp).
 	defaultCatchUpAfter = 2 * time.Second
@@ -101,18 +103,24 @@ type ConsumerOptions struct {
 	Logger        *slog.Logger    // default: discard
 	// Busy reports whether the process is serving redirects right now (for an
 	// in-process consumer, (*Bus).Active). While it is, Run paces itself: after each
-	// batch it waits twice as long as the batch's work took (its time less what
+	// batch it waits PaceFactor times as long as the batch took (its time less what
 	// yield.Now gave to others meanwhile), so that delivery takes at most a third of
-	// the time and yields the rest to redirects, unless the backlog has grown for
-	// CatchUpAfter; it catches up at full speed once they stop. Optional; nil never
-	// paces.
+	// the time by default and yields the rest to redirects, unless the backlog has
+	// grown for CatchUpAfter; it catches up at full speed once they stop. Optional;
+	// nil never paces.
 	Busy func() bool
 	// BusyBatch caps the events of one ingest while Busy; default 100.
 	BusyBatch int
+	// PaceFactor is how many times as long as a batch took Run waits after it while
+	// Busy; default 2. A batch's time includes Persist's: where Persist runs in
+	// another process on the same core, the kernel preempts it for redirects and
+	// that time counts too, so a smaller factor gives delivery the same share.
+	PaceFactor float64
 	// CatchUpAfter is how long a backlog of 2 MiB or more may grow while Busy before
 	// Run catches up: batches of 10 × BusyBatch events (at most MaxBatch), each
-	// followed by a wait as long as it took, so that delivery takes up to half the
-	// time. Run paces gently again once the backlog is under 2 MiB. Default 2s.
+	// followed by a wait half as long as the gentle pace's (by default as long as
+	// the batch took, so that delivery takes up to half the time). Run paces gently
+	// again once the backlog is under 2 MiB. Default 2s.
 	CatchUpAfter time.Duration
 	// Pipeline is how many batches Drain, and Run while not Busy, keep in Persist
 	// at once; default 3. Each holds up to 3 × MaxBatchBytes of journal and its
@@ -236,6 +244,9 @@ func NewConsumer(dir string, opts ConsumerOptions) (*Consumer, error) {
 	}
 	if opts.CatchUpAfter <= 0 {
 		opts.CatchUpAfter = defaultCatchUpAfter
+	}
+	if !(opts.PaceFactor > 0) { // also NaN
+		opts.PaceFactor = defaultPaceFactor
 	}
 	if opts.MaxBatchBytes <= 0 {
 		opts.MaxBatchBytes = defaultMaxBatchBytes
@@ -418,12 +429,10 @@ func (c *Consumer) Run(ctx context.Context) error {
 				c.paces.Add(1)
 				// What the batch took, less the time its yields left to redirects.
 				took := max(time.Since(start)-(yield.Yielded()-yielded), 0)
-				wait := 2 * took
 				if catching {
 					c.catchUps.Add(1)
-					wait = took
 				}
-				if !sleep(ctx, min(wait, maxPace)) {
+				if !sleep(ctx, c.paceWait(took, catching)) {
 					return nil
 				}
 			}
@@ -437,6 +446,16 @@ func (c *Consumer) Run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// paceWait is how long Run waits, while Busy, after a batch that took took:
+// PaceFactor times as long, half that while catching up, at most maxPace.
+func (c *Consumer) paceWait(took time.Duration, catching bool) time.Duration {
+	wait := c.opts.PaceFactor * float64(took)
+	if catching {
+		wait /= 2
+	}
+	return time.Duration(min(wait, float64(maxPace)))
 }
 
 // catchUp tells Run, while Busy, whether to catch up. The gentle pace keeps a
