@@ -9,8 +9,9 @@
 #
 #   baseline  tools/bare302, a bare net/http 302 from a map: req/s, p99 (wrk's latency
 #             distribution), server CPU µs/request (/proc/PID/stat utime+stime over
-#             the measured window); measured right before each of A, B and C, which
-#             are compared with the baseline just before them
+#             the measured window; for serve, with its local Persist child process);
+#             measured right before each of A, B and C, which are compared with the
+#             baseline just before them
 #   A         default `linoone serve` (consumer inline, default bus sync): req/s and p99
 #             against the baseline; then the time from the end of the load until every
 #             acknowledged click (warm-up + measured 302s) is a line of facts.jsonl
@@ -132,7 +133,16 @@ forget() {
 }
 lines_of() { if [ -f "$1" ]; then wc -l <"$1"; else echo 0; fi; }
 
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# ticks PID: CPU ticks of a server and its children: serve runs local Persist in a
+# child process (fields 14-15 its own, 16-17 those of children it reaped).
+ticks() {
+  local t c
+  t=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$1/stat")
+  for c in $(pgrep -P "$1" || true); do
+    t=$((t + $(awk '{print $14 + $15}' "/proc/$c/stat" 2>/dev/null || echo 0)))
+  done
+  echo "$t"
+}
 hz=$(getconf CLK_TCK)
 now() { date +%s.%N; }
 calc() { awk "BEGIN { printf \"$1\", $2 }"; }

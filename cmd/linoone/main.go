@@ -107,6 +107,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return capacityCmd(args[1:], stdout, stderr)
 	case "version":
 		err = versionCmd(args[1:], stdout)
+	case persistChildCommand: // not in the usage: serve runs it
+		err = persistChild(args[1:], getenv, os.Stdin, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "linoone: unknown command %q\n\n%s", args[0], usage)
 		return 2

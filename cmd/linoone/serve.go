@@ -74,7 +74,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err := s.listen(cfg); err != nil {
 		return err
 	}
-	pc, err := s.openPersist(ctx, cfg, pcreds)
+	pc, err := s.openPersist(ctx, cfg, pcreds, stderr)
 	if err != nil {
 		return err
 	}
@@ -184,22 +184,35 @@ func newManagement(cfg config.Serve, store shorturl.Store, pc *persist.Client, c
 // openPersist starts local Persist when no LINOONE_PERSIST_URL names another, and
 // returns the client of the Persist in use, signing with creds. Local Persist
 // requires that signature (service execute-api, as the real Persist behind API
-// Gateway's AWS_IAM authorizer) on every route but its health check.
-func (s *stack) openPersist(ctx context.Context, cfg config.Serve, creds sigv4.Credentials) (*persist.Client, error) {
+// Gateway's AWS_IAM authorizer) on every route but its health check. On Unix it runs
+// in a child process (persistProc), whose logs join serve's on stderr.
+func (s *stack) openPersist(ctx context.Context, cfg config.Serve, creds sigv4.Credentials, stderr io.Writer) (*persist.Client, error) {
 	if cfg.Persist.Start {
-		verifier, err := sigv4.New(creds, cfg.Region, persistService, sigv4.WithMaxBodyBytes(localpersist.DefaultMaxBodyBytes))
-		if err != nil {
-			return nil, fmt.Errorf("local persist: %w", err)
+		if err := s.startPersist(ctx, cfg, creds, stderr); err != nil {
+			return nil, err
 		}
-		lp, err := localpersist.Open(ctx, filepath.Join(cfg.DataDir, persistFile), localpersist.Options{Logger: s.log, Authenticator: verifier})
-		if err != nil {
-			return nil, fmt.Errorf("local persist: %w", err)
-		}
-		s.closers = append(s.closers, lp.Close)
-		s.persist = newServer(lp.Handler(), s.log)
 		warnIfExposed(s.log, cfg.Persist.Addr)
 	}
 	return newPersistClient(cfg.Persist, creds, cfg.Region)
+}
+
+// persistChildCommand is the command serve runs local Persist with, in a process of
+// its own (persistProc). It is not for people: it takes its listener as file
+// descriptor 3 and lives exactly as long as its stdin stays open.
+const persistChildCommand = "persist-child"
+
+// openLocalPersist opens local Persist on the data dir's database, checking every
+// request's signature against creds.
+func openLocalPersist(ctx context.Context, cfg config.Serve, creds sigv4.Credentials, log *slog.Logger) (*localpersist.Store, error) {
+	verifier, err := sigv4.New(creds, cfg.Region, persistService, sigv4.WithMaxBodyBytes(localpersist.DefaultMaxBodyBytes))
+	if err != nil {
+		return nil, fmt.Errorf("local persist: %w", err)
+	}
+	lp, err := localpersist.Open(ctx, filepath.Join(cfg.DataDir, persistFile), localpersist.Options{Logger: log, Authenticator: verifier})
+	if err != nil {
+		return nil, fmt.Errorf("local persist: %w", err)
+	}
+	return lp, nil
 }
 
 // persistService is the SigV4 service of Persist calls.
@@ -242,10 +255,12 @@ func (s *stack) openBus(cfg config.Serve, pc *persist.Client) (*localbus.DLQ, er
 	if cfg.BusFault != "" {
 		s.log.Warn("bus fault drill: every publish fails", "fault", cfg.BusFault)
 	}
-	// Long work (local Persist's ingest and writer, the inline consumer) yields to
-	// redirects while the bus saw a publish in the last 100 ms, and only then: an
-	// external consumer draining the journal into a serve that redirects nothing
-	// (make bench D) would otherwise pay a yield every 500 µs for nothing.
+	// Long work in this process (the inline consumer, SigV4 body hashes, and local
+	// Persist's ingest and writer where it runs inside serve) yields to redirects
+	// while the bus saw a publish in the last 100 ms, and only then: an external
+	// consumer draining the journal into a serve that redirects nothing (make bench
+	// D) would otherwise pay a yield every 500 µs for nothing. Local Persist in a
+	// child process does not yield: the kernel preempts it for redirects.
 	busy := func() bool { return bus.Active(100 * time.Millisecond) }
 	yield.When(busy)
 	if cfg.Consumer == localbus.ConsumerInline {
@@ -255,6 +270,15 @@ func (s *stack) openBus(cfg config.Serve, pc *persist.Client) (*localbus.DLQ, er
 		// with 3 MiB bodies two at a time as with 6 MiB three at a time (~23k
 		// clicks/s either way), with a peak RSS of 230 MB instead of 450.
 		opts := localbus.ConsumerOptions{Notify: bus.Notify(), Busy: busy, MaxBatchBytes: 3 << 20, Pipeline: 2}
+		if s.persistProc != nil {
+			// A batch's time then includes what the kernel gave redirects while
+			// Persist's process waited: waiting as long as a batch took gives
+			// delivery about the share twice as long gives it inside serve. Measured
+			// as make bench A, twice each: 24,739–25,983 redirects/s, every click
+			// delivered 4.2–5.2 s after the load; with twice as long, 29,005–30,332/s
+			// and 6.6–7.4 s.
+			opts.PaceFactor = 1
+		}
 		if s.consumer, err = newConsumer(cfg.DataDir, pc, opts, s.log); err != nil {
 			return nil, err
 		}
@@ -278,8 +302,9 @@ func newPersistClient(p config.LocalPersist, creds sigv4.Credentials, region str
 type stack struct {
 	log                           *slog.Logger
 	resolverLn, managementLn, pLn net.Listener
-	resolver                      server // fasthttp
-	management, persist           *http.Server
+	resolver                      server       // fasthttp
+	management, persist           *http.Server // persist: local Persist inside serve (not Unix)
+	persistProc                   *persistProc // local Persist in a child process (Unix)
 	bus                           *localbus.Bus
 	consumer                      *localbus.Consumer
 	recorder                      *shorturl.Recorder // flushes the click buffer while serving
@@ -389,9 +414,7 @@ func (s *stack) run(ctx context.Context, cfg config.Serve, emf metrics.Group) er
 			s.log.Error("bus not fully delivered at shutdown; the rest is delivered at the next start", "err", err)
 		}
 	}
-	if s.persist != nil {
-		_ = s.persist.Shutdown(sctx)
-	}
+	s.stopPersist(sctx)
 	servers.Wait()
 	return runErr
 }
