@@ -4,8 +4,10 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -158,4 +160,32 @@ func TestLocalPersistEndsWithServe(t *testing.T) {
 	}
 	in.start()
 	in.persistChild(child)
+}
+
+// TestServeSaysWhyLocalPersistDidNotStart: a database local Persist must not open
+// (one written by a newer Linoone) stops serve, exit 1, with Persist's reason on
+// stderr.
+func TestServeSaysWhyLocalPersistDidNotStart(t *testing.T) {
+	in := newInstance(t)
+	db, err := sql.Open("sqlite", filepath.Join(in.dataDir, "persist.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("PRAGMA user_version = 99"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "serve")
+	cmd.Env = in.env
+	out, err := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 1 {
+		t.Fatalf("serve exited %d (%v), want 1:\n%s", code, err, out)
+	}
+	for _, want := range []string{"database schema version 99 is newer than this program's", "linoone serve: local persist: did not start"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("serve's output does not say %q:\n%s", want, out)
+		}
+	}
 }
