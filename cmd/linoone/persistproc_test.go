@@ -111,7 +111,12 @@ func TestLocalPersistRunsInAChildThatServeRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	second := in.persistChild(first)
+	// The child may answer a moment before serve has read that it is ready.
 	for _, want := range []string{"local persist exited; restarting it", "local persist restarted"} {
+		deadline := time.Now().Add(5 * time.Second)
+		for !strings.Contains(in.logs.String(), want) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
 		if !strings.Contains(in.logs.String(), want) {
 			t.Errorf("serve did not log %q:\n%s", want, in.logs)
 		}
