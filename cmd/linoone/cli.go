@@ -103,10 +103,22 @@ var usages = map[string]string{
 
 Runs the resolver, the management API (SigV4) and local Persist on loopback, with
 the local bus, its consumer and the local click DLQ, configured by LINOONE_*
-variables (README.md). Ctrl-C drains everything and exits 0.
+variables (README.md). On Unix, local Persist runs in a child process (shown as
+linoone persist-child) that lives and ends with serve. Ctrl-C drains everything and
+exits 0.
 
 example:
   LINOONE_DATA_DIR=/tmp/linoone LINOONE_RESOLVER_ADDR=127.0.0.1:9080 linoone serve
+`,
+	persistChildCommand: `usage: linoone persist-child
+
+Not a command to run by hand: linoone serve runs local Persist with it, in a child
+process of its own (Unix), on the listener serve passes as file descriptor 3. It
+serves until its stdin closes, and ignores SIGINT and SIGTERM, so that serve can
+still deliver its journal into it while serve shuts down.
+
+example:
+  linoone serve   # starts it; ps shows it as linoone persist-child
 `,
 	"shorten": `usage: linoone shorten [--json] [--management-url URL] [--idempotency-key KEY] TARGET_URL
        linoone shorten --file FILE [--json] [--concurrency N] [--management-url URL]

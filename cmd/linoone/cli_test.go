@@ -13,7 +13,7 @@ import (
 
 // commands are every subcommand of linoone.
 var commands = []string{"serve", "shorten", "dlq", "replay", "recover", "consume",
-	"block", "unblock", "blocked", "discover", "capacity", "version", "inspect", "stats"}
+	"block", "unblock", "blocked", "discover", "capacity", "version", "inspect", "stats", persistChildCommand}
 
 // runCLI runs linoone in-process with an empty environment but for a data dir.
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {

@@ -241,8 +241,8 @@ const persistReady = "ready"
 // service manager sends the whole group: serve still delivers its journal into it
 // while it shuts down, and closes the pipe once it has.
 func persistChild(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if len(args) != 0 {
-		return fmt.Errorf("%s takes no arguments; `linoone serve` runs it", persistChildCommand)
+	if _, err := parse(newFlags(persistChildCommand), args, 0, 0); err != nil {
+		return err
 	}
 	signal.Ignore(os.Interrupt, syscall.SIGTERM)
 	cfg, err := config.LoadServe(getenv)

@@ -14,7 +14,10 @@ import (
 // persistProc is unix-only; elsewhere local Persist runs inside serve.
 type persistProc struct{}
 
-func persistChild([]string, func(string) string, io.Reader, io.Writer, io.Writer) error {
+func persistChild(args []string, _ func(string) string, _ io.Reader, _, _ io.Writer) error {
+	if _, err := parse(newFlags(persistChildCommand), args, 0, 0); err != nil {
+		return err
+	}
 	return errors.New("local Persist runs inside serve on this system")
 }
 
