@@ -260,9 +260,10 @@ func (s *Store) apply(ctx context.Context, src string, steps []step, in []any) (
 	return in, nil
 }
 
-// element is a vertex or an edge.
+// element is a vertex or an edge. Both have properties through their stored part.
 type element interface {
 	identity() (id, label string)
+	properties(id string) (map[string]any, error)
 }
 
 func (v *vertex) identity() (string, string) { return v.id, v.label }
@@ -319,24 +320,15 @@ func filter(in []any, keep func(any) (bool, error)) ([]any, error) {
 	return out, nil
 }
 
-// properties loads an element's properties, server-managed created_at included.
-func (s *Store) properties(el element) (map[string]any, error) {
-	switch el := el.(type) {
-	case *vertex:
-		return el.stored.properties(el.id)
-	case *edge:
-		return el.stored.properties(el.id)
-	}
-	return nil, fmt.Errorf("internal error: properties of %T", el)
-}
-
-// propertiesOf is the properties of traverser t, which step st needs to be an element.
+// propertiesOf is the properties of traverser t, which step st needs to be an
+// element, server-managed created_at included.
 func (s *Store) propertiesOf(src string, st *step, t any) (map[string]any, error) {
 	el, err := asElement(src, st, t)
 	if err != nil {
 		return nil, err
 	}
-	return s.properties(el)
+	id, _ := el.identity()
+	return el.properties(id)
 }
 
 func (s *Store) values(ctx context.Context, src string, st *step, in []any) ([]any, error) {
