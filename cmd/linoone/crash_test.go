@@ -13,8 +13,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/linoone/linoone/api/management"
 )
 
 // TestCrashUnderLoad is issue 8's durability promise under load: `kill -9` of serve
@@ -96,15 +94,9 @@ func startServe(t *testing.T, in *instance, bin string) {
 
 func shortenN(t *testing.T, in *instance, n int) []string {
 	t.Helper()
-	c := in.client()
 	tokens := make([]string, n)
 	for i := range tokens {
-		res, err := c.ShortenWithResponse(context.Background(), nil, management.ShortenJSONRequestBody{
-			TargetURL: fmt.Sprintf("https://www.example.com/articles/%d/crash?id=%d", i, i)})
-		if err != nil || res.JSON201 == nil {
-			t.Fatalf("shorten %d: %v", i, err)
-		}
-		tokens[i] = res.JSON201.Token
+		tokens[i] = in.shorten(fmt.Sprintf("https://www.example.com/articles/%d/crash?id=%d", i, i))
 	}
 	return tokens
 }

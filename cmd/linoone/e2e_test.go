@@ -180,6 +180,17 @@ func (in *instance) client() *management.ClientWithResponses {
 	return c
 }
 
+// shorten issues a short URL for target through the generated client and returns
+// its token.
+func (in *instance) shorten(target string) string {
+	in.t.Helper()
+	res, err := in.client().ShortenWithResponse(context.Background(), nil, management.ShortenJSONRequestBody{TargetURL: target})
+	if err != nil || res.JSON201 == nil {
+		in.t.Fatalf("shorten %s: %v %d %s", target, err, res.StatusCode(), res.Body)
+	}
+	return res.JSON201.Token
+}
+
 // cli runs a linoone command against this instance's data directory.
 func (in *instance) cli(args ...string) (string, string, error) {
 	cmd := exec.Command(binary, args...)

@@ -14,8 +14,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/linoone/linoone/api/management"
 )
 
 // procStat is what /proc/PID/stat says of a process: its state and process group.
@@ -79,15 +77,6 @@ func (in *instance) persistChild(old int) int {
 	}
 	in.t.Fatalf("no local Persist child (other than %d) answers:\n%s", old, in.logs)
 	return 0
-}
-
-func (in *instance) shorten(target string) string {
-	in.t.Helper()
-	res, err := in.client().ShortenWithResponse(context.Background(), nil, management.ShortenJSONRequestBody{TargetURL: target})
-	if err != nil || res.JSON201 == nil {
-		in.t.Fatalf("shorten %s: %v %d %s", target, err, res.StatusCode(), res.Body)
-	}
-	return res.JSON201.Token
 }
 
 // TestLocalPersistRunsInAChildThatServeRestarts: serve runs local Persist in a
