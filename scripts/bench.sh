@@ -19,6 +19,8 @@
 #             clicks are in facts.jsonl when the load ends (does the inline consumer
 #             keep up, or does its backlog grow while redirects last?), req/s, p99
 #   B         LINOONE_CONSUMER=external, default bus sync: req/s, CPU/request, p99
+#   B tmpfs   B with its data dir on tmpfs (/dev/shm), where fdatasync costs nothing,
+#             against B's baseline: no target, it shows the disk's share of what B misses
 #   C         B with the other bus sync mode
 #   D         `linoone consume --drain` (core 1) of the journal B and C left, into the
 #             local Persist of a serve on core 0: facts/s, CPU µs/fact split
@@ -77,10 +79,12 @@ done
 rport=$base mport=$((base + 1)) pport=$((base + 2)) bport=$((base + 3))
 
 work=$(mktemp -d)
+shm= # scenario B tmpfs's data dir while it runs
 pids=()
 cleanup() {
   for p in "${pids[@]+"${pids[@]}"}"; do kill -9 "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
+  if [ -n "${shm:-}" ]; then rm -rf "$shm"; fi
   if [ "${BENCH_KEEP:-}" = 1 ]; then echo "work directory kept: $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -305,6 +309,25 @@ r=$(ratio "$cpu" "$base_cpu")
 row "B" "$cpu µs CPU/request = $r× bare" "≤ 1.4×" "$(judge "$r" '<=' 1.4)"
 r=$(ratio "$p99" "$base_p99")
 row "B" "p99 $p99 ms = $r× bare" "≤ 1.5×" "$(judge "$r" '<=' 1.5)"
+
+# --- B on tmpfs: the disk's share of B -----------------------------------------------------
+# The same serve as B with its data dir on tmpfs, where fdatasync returns at once, against
+# B's baseline. No target: a durable 302 needs a disk, and this shows how much of what B
+# misses is the disk's syncs rather than the code. Skipped where /dev/shm is no tmpfs.
+if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] && shm=$(mktemp -d /dev/shm/linoone-bench.XXXXXX 2>/dev/null); then
+  cp -a "$seed" "$shm/b"
+  start_serve B-tmpfs "$shm/b" LINOONE_CONSUMER=external LINOONE_BUS_SYNC="$default_sync"
+  measure B-tmpfs "$serve_pid" "$rport"
+  stop_serve
+  rm -rf "$shm"
+  shm=
+  r=$(ratio "$rps" "$base_rps")
+  row "B on tmpfs (syncs free)" "$(calc '%.0f req/s = %.2f× bare' "$rps, $r")${trouble:+ ($trouble)}" "—" "—"
+  row "B on tmpfs" "$cpu µs CPU/request = $(ratio "$cpu" "$base_cpu")× bare" "—" "—"
+  row "B on tmpfs" "p99 $p99 ms = $(ratio "$p99" "$base_p99")× bare" "—" "—"
+else
+  row "B on tmpfs" "skipped: /dev/shm is not a writable tmpfs" "—" "—"
+fi
 
 baseline C
 start_serve C "$work/bc" LINOONE_CONSUMER=external LINOONE_BUS_SYNC="$other_sync"
