@@ -210,14 +210,11 @@ func (p *persistProc) Stop(ctx context.Context) {
 		}
 	}
 	p.mu.Unlock()
-	timer := time.NewTimer(persistStopGrace)
-	defer timer.Stop()
+	wait, cancel := context.WithTimeout(ctx, persistStopGrace)
+	defer cancel()
 	select {
 	case <-p.done:
-	case <-ctx.Done():
-		p.log.Error("local persist did not stop in time; killing it")
-		p.kill()
-	case <-timer.C:
+	case <-wait.Done():
 		p.log.Error("local persist did not stop in time; killing it")
 		p.kill()
 	}
