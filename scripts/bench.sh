@@ -21,6 +21,10 @@
 #   B         LINOONE_CONSUMER=external, default bus sync: req/s, CPU/request, p99
 #   B tmpfs   B with its data dir on tmpfs (/dev/shm), where fdatasync costs nothing,
 #             against B's baseline: no target, it shows the disk's share of what B misses
+#   B's disk  tools/hostcost on core 0, before anything else runs: what this host
+#             charges for a batch's fdatasync (60 KiB over a preallocated file in the
+#             work dir: wall time, CPU) and for a thread switch. No target: it is the
+#             price B pays for durability here, read beside B and B on tmpfs
 #   C         B with the other bus sync mode
 #   D         `linoone consume --drain` (core 1) of the journal B and C left, into the
 #             local Persist of a serve on core 0: facts/s, CPU µs/fact split
@@ -92,10 +96,15 @@ trap 'exit 130' INT TERM
 
 echo "[${SECONDS}s] building…" >&2
 mkdir -p "$work/bin"
-for pkg in cmd/linoone tools/bare302 tools/loadshorten; do
+for pkg in cmd/linoone tools/bare302 tools/loadshorten tools/hostcost; do
   go build -o "$work/bin/$(basename "$pkg")" "./$pkg"
 done
 linoone=$work/bin/linoone
+
+# What the host charges for a sync and a thread switch, measured while nothing else runs.
+# A probe that fails leaves a note in the table; the run goes on.
+host_cost=$(GOMAXPROCS=1 taskset -c 0 "$work/bin/hostcost" "$work" 2>"$work/hostcost.log") || host_cost=
+host_figure() { sed -n "s/.*\<$1=\([0-9.]*\).*/\1/p" <<<"$host_cost"; }
 
 export LINOONE_RESOLVER_ADDR=127.0.0.1:$rport LINOONE_MANAGEMENT_ADDR=127.0.0.1:$mport \
   LINOONE_PERSIST_ADDR=127.0.0.1:$pport LINOONE_LOG_LEVEL=warn LINOONE_REGION=us-east-1
@@ -327,6 +336,11 @@ if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] && shm=$(mktemp -d /dev/s
   row "B on tmpfs" "p99 $p99 ms = $(ratio "$p99" "$base_p99")× bare" "—" "—"
 else
   row "B on tmpfs" "skipped: /dev/shm is not a writable tmpfs" "—" "—"
+fi
+if [ -n "$host_cost" ]; then
+  row "B's disk (tools/hostcost)" "a 60 KiB batch's fdatasync $(host_figure sync_ms) ms, $(host_figure sync_cpu_us) µs CPU; a thread switch $(host_figure switch_cpu_us) µs CPU" "—" "—"
+else
+  row "B's disk (tools/hostcost)" "probe failed: $(head -c 200 "$work/hostcost.log")" "—" "—"
 fi
 
 baseline C
