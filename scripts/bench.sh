@@ -303,7 +303,13 @@ delivered=$(($(lines_of "$work/a-steady/facts.jsonl") - lines_before))
 stop_serve 5
 wrk_figures A-steady
 acked=$((reqs - ${non:-0}))
-row "A steady, wrk -c$steady_conns $steady_duration" "$delivered of $acked clicks ($(calc '%.0f' "100 * $delivered / $acked")%) in facts.jsonl at the end of the load; $(calc '%.0f req/s, p99 %.2f ms' "$rps, $p99")${trouble:+ ($trouble)}" "—" "—"
+# wrk does not count the 302s that arrive after its timer; serve journaled them too.
+if [ "$delivered" -ge "$acked" ]; then
+  share="all $acked clicks wrk counted (100%; $delivered lines)"
+else
+  share="$delivered of $acked clicks ($(calc '%.0f' "100 * $delivered / $acked")%)"
+fi
+row "A steady, wrk -c$steady_conns $steady_duration" "$share in facts.jsonl at the end of the load; $(calc '%.0f req/s, p99 %.2f ms' "$rps, $p99")${trouble:+ ($trouble)}" "—" "—"
 
 # --- B and C: the resolver alone, each sync mode ------------------------------------------
 baseline B
