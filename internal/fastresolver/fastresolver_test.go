@@ -352,3 +352,38 @@ func visitors(t *testing.T, facts []string) []string {
 	}
 	return out
 }
+
+// TestKeepAliveAndPipelining: requests one after another on one connection, and two
+// sent in one write, are each answered, in order, and each click recorded once.
+func TestKeepAliveAndPipelining(t *testing.T) {
+	addr, pub, _ := serveFast(t, false)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	br := bufio.NewReader(c)
+	get := "GET /" + string(known.Token) + " HTTP/1.1\r\nHost: x\r\nUser-Agent: keep-alive\r\n\r\n"
+	head := "HEAD /" + string(known.Token) + " HTTP/1.1\r\nHost: x\r\n\r\n"
+	for i, batch := range [][]string{{get}, {get}, {get, head, get}} {
+		if _, err := io.WriteString(c, strings.Join(batch, "")); err != nil {
+			t.Fatal(err)
+		}
+		for j, raw := range batch {
+			method, _, _ := strings.Cut(raw, " ")
+			res, err := http.ReadResponse(br, &http.Request{Method: method})
+			if err != nil {
+				t.Fatalf("write %d, answer %d: %v", i, j, err)
+			}
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			if res.StatusCode != http.StatusFound || res.Header.Get("Location") != known.Target {
+				t.Fatalf("write %d, answer %d: %d %q, want 302 to %q", i, j, res.StatusCode, res.Header.Get("Location"), known.Target)
+			}
+		}
+	}
+	if n := len(pub.taken()); n != 4 { // every GET, not the HEAD
+		t.Fatalf("%d clicks recorded, want 4", n)
+	}
+}
