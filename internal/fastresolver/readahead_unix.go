@@ -83,7 +83,7 @@ func (c *readAheadConn) Read(p []byte) (int, error) {
 	if c.err != nil {
 		err := c.err
 		c.err = nil
-		return 0, &net.OpError{Op: "read", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
+		return 0, &net.OpError{Op: "read", Net: c.LocalAddr().Network(), Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
 	}
 	if c.ahead == nil {
 		return 0, io.EOF
