@@ -32,7 +32,10 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
+	err := run(os.Args[1:], os.Stdout)
+	switch {
+	case errors.Is(err, flag.ErrHelp): // the flag package printed the usage
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "hostcost:", err)
 		os.Exit(1)
 	}
