@@ -134,3 +134,33 @@ func TestParams(t *testing.T) {
 		t.Errorf("replay reads nothing from SSM: %v", got)
 	}
 }
+
+// TestNameBounds pins the lengths the patterns leave to code: an event bus name of 1
+// to 256 characters, bare or in an ARN, and an environment of 1 to 32.
+func TestNameBounds(t *testing.T) {
+	const arn = "arn:aws:events:eu-west-1:123456789012:event-bus/"
+	name := func(n int) string { return strings.Repeat("b", n) }
+	tests := []struct {
+		variable, value string
+		ok              bool
+	}{
+		{"LINOONE_EVENT_BUS", name(1), true},
+		{"LINOONE_EVENT_BUS", name(256), true},
+		{"LINOONE_EVENT_BUS", name(257), false},
+		{"LINOONE_EVENT_BUS", arn + name(256), true},
+		{"LINOONE_EVENT_BUS", arn + name(257), false},
+		{"LINOONE_EVENT_BUS", arn, false},
+		{"LINOONE_EVENT_BUS", "arn:aws:events:eu-west-1:12345678901:event-bus/b", false},
+		{"LINOONE_EVENT_BUS", "arn:aws-cn:events:cn-north-1:123456789012:event-bus/a.b-c_d/e", true},
+		{"LINOONE_ENVIRONMENT", "p", true},
+		{"LINOONE_ENVIRONMENT", "p" + strings.Repeat("-", 31), true},
+		{"LINOONE_ENVIRONMENT", strings.Repeat("p", 33), false},
+		{"LINOONE_ENVIRONMENT", "-prod", false},
+	}
+	for _, tt := range tests {
+		_, err := LoadReplayFunction(env(map[string]string{"LINOONE_EVENT_BUS": "bus", tt.variable: tt.value}))
+		if got := err == nil; got != tt.ok {
+			t.Errorf("%s of %d characters %.60q: accepted %v, want %v (%v)", tt.variable, len(tt.value), tt.value, got, tt.ok, err)
+		}
+	}
+}

@@ -43,7 +43,7 @@ func (r *reader) region() string {
 
 func (r *reader) environment() string {
 	v := r.get("LINOONE_ENVIRONMENT", "local")
-	if !envPattern.MatchString(v) {
+	if len(v) > maxEnvironment || !envPattern.MatchString(v) {
 		r.bad("LINOONE_ENVIRONMENT", "%q must be lower-case letters, digits and dashes", v)
 	}
 	return v
@@ -88,10 +88,20 @@ func (r *reader) busFault() string {
 
 func (r *reader) eventBus() string {
 	v := r.get("LINOONE_EVENT_BUS", "")
-	if v != "" && !busNamePattern.MatchString(v) && !busARNPattern.MatchString(v) {
+	if v != "" && !validEventBus(v) {
 		r.bad("LINOONE_EVENT_BUS", "%q is neither an event bus name nor an event bus ARN", v)
 	}
 	return v
+}
+
+// validEventBus reports whether v is an event bus's name or its ARN, the name 1 to
+// maxBusName characters either way.
+func validEventBus(v string) bool {
+	if busNamePattern.MatchString(v) {
+		return len(v) <= maxBusName
+	}
+	m := busARNPattern.FindStringSubmatch(v)
+	return m != nil && len(m[1]) <= maxBusName
 }
 
 func (r *reader) clickDLQURL() string {
