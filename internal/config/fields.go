@@ -44,7 +44,7 @@ func (r *reader) region() string {
 func (r *reader) environment() string {
 	v := r.get("LINOONE_ENVIRONMENT", "local")
 	if len(v) > maxEnvironment || !envPattern.MatchString(v) {
-		r.bad("LINOONE_ENVIRONMENT", "%q must be lower-case letters, digits and dashes", v)
+		r.bad("LINOONE_ENVIRONMENT", "%q must be 1 to %d lower-case letters, digits and dashes, not starting with a dash", v, maxEnvironment)
 	}
 	return v
 }
