@@ -3,11 +3,12 @@
 // sent before, against the management API for a warm-up and then a measured window,
 // and it prints one machine-readable line:
 //
-//	created=N errors=N rps=X p50_ms=X p99_ms=X
+//	created=N all=N errors=N rps=X p50_ms=X p99_ms=X
 //
 // created counts the 201 answers completed inside the measured window and rps is
 // created per second of that window; p50 and p99 are taken from the latency of every
-// one of those requests. errors counts every answer that is not a 201 (and every
+// one of those requests. all counts every 201 of the run, warm-up included: what the
+// server did for the CPU it spent over the whole run. errors counts every answer that is not a 201 (and every
 // failed round trip) over the whole run, warm-up included: each one breaks the
 // promise that a producer always gets a durable 201.
 //
@@ -99,7 +100,8 @@ func readCredentials(path string) (sigv4.Credentials, error) {
 
 // result is what the producers saw.
 type result struct {
-	created   int
+	created   int // 201s completed inside the measured window
+	all       int // 201s of the whole run
 	errors    int
 	latencies []time.Duration // of the created requests in the measured window
 }
@@ -107,7 +109,7 @@ type result struct {
 func (r result) line(window time.Duration) string {
 	slices.Sort(r.latencies)
 	ms := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds()*1e3, 'f', 2, 64) }
-	return fmt.Sprintf("created=%d errors=%d rps=%.1f p50_ms=%s p99_ms=%s", r.created, r.errors,
+	return fmt.Sprintf("created=%d all=%d errors=%d rps=%.1f p50_ms=%s p99_ms=%s", r.created, r.all, r.errors,
 		float64(r.created)/window.Seconds(), ms(percentile(r.latencies, 50)), ms(percentile(r.latencies, 99)))
 }
 
@@ -145,6 +147,7 @@ func load(ctx context.Context, o options, creds sigv4.Credentials, stderr io.Wri
 					reportOnce.Do(func() { fmt.Fprintf(stderr, "loadshorten: first error: status %d, %v\n", status, err) })
 					continue
 				}
+				r.all++
 				if !end.Before(from) && !end.After(until) {
 					r.created++
 					r.latencies = append(r.latencies, end.Sub(t0))
@@ -156,6 +159,7 @@ func load(ctx context.Context, o options, creds sigv4.Credentials, stderr io.Wri
 	var total result
 	for _, r := range results {
 		total.created += r.created
+		total.all += r.all
 		total.errors += r.errors
 		total.latencies = append(total.latencies, r.latencies...)
 	}

@@ -1,8 +1,14 @@
 package main
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/linoone/linoone/internal/sigv4"
 )
 
 func TestPercentile(t *testing.T) {
@@ -44,10 +50,40 @@ func TestPercentile(t *testing.T) {
 }
 
 func TestResultLine(t *testing.T) {
-	r := result{created: 4, errors: 1, latencies: []time.Duration{4 * time.Millisecond, 1 * time.Millisecond, 3 * time.Millisecond, 2 * time.Millisecond}}
+	r := result{created: 4, all: 6, errors: 1, latencies: []time.Duration{4 * time.Millisecond, 1 * time.Millisecond, 3 * time.Millisecond, 2 * time.Millisecond}}
 	got := r.line(2 * time.Second)
-	want := "created=4 errors=1 rps=2.0 p50_ms=2.00 p99_ms=4.00"
+	want := "created=4 all=6 errors=1 rps=2.0 p50_ms=2.00 p99_ms=4.00"
 	if got != want {
 		t.Errorf("line = %q, want %q", got, want)
+	}
+}
+
+// TestLoadCounts runs the producers against a server that answers every third signed
+// request 503: every 201 the server sent is in all, the window's in created, every
+// other answer in errors.
+func TestLoadCounts(t *testing.T) {
+	var served, createdByServer, refused atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if r.Method != http.MethodPost || r.URL.Path != "/shorten" || r.Header.Get("Authorization") == "" {
+			t.Errorf("unexpected request %s %s (Authorization %q)", r.Method, r.URL.Path, r.Header.Get("Authorization"))
+		}
+		if served.Add(1)%3 == 0 {
+			refused.Add(1)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		createdByServer.Add(1)
+		w.WriteHeader(http.StatusCreated)
+	}))
+	defer srv.Close()
+	creds := sigv4.Credentials{AccessKeyID: "AKIDLOADSHORTEN1", SecretAccessKey: "secret-of-the-load-test"}
+	o := options{url: srv.URL, region: "us-east-1", conns: 4, warmup: 100 * time.Millisecond, duration: 200 * time.Millisecond}
+	r := load(t.Context(), o, creds, io.Discard)
+	if r.all != int(createdByServer.Load()) || r.errors != int(refused.Load()) {
+		t.Errorf("all %d, errors %d; the server created %d and refused %d", r.all, r.errors, createdByServer.Load(), refused.Load())
+	}
+	if r.created == 0 || r.created >= r.all || len(r.latencies) != r.created {
+		t.Errorf("created %d (latencies %d) of all %d: want some, but not the warm-up's", r.created, len(r.latencies), r.all)
 	}
 }
