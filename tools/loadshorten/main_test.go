@@ -78,7 +78,7 @@ func TestLoadCounts(t *testing.T) {
 	}))
 	defer srv.Close()
 	creds := sigv4.Credentials{AccessKeyID: "AKIDLOADSHORTEN1", SecretAccessKey: "secret-of-the-load-test"}
-	o := options{url: srv.URL, region: "us-east-1", conns: 4, warmup: 100 * time.Millisecond, duration: 200 * time.Millisecond}
+	o := options{url: srv.URL, region: "us-east-1", conns: 4, warmup: 500 * time.Millisecond, duration: 300 * time.Millisecond}
 	r := load(t.Context(), o, creds, io.Discard)
 	if r.all != int(createdByServer.Load()) || r.errors != int(refused.Load()) {
 		t.Errorf("all %d, errors %d; the server created %d and refused %d", r.all, r.errors, createdByServer.Load(), refused.Load())
