@@ -8,9 +8,9 @@
 // created counts the 201 answers completed inside the measured window and rps is
 // created per second of that window; p50 and p99 are taken from the latency of every
 // one of those requests. all counts every 201 of the run, warm-up included: what the
-// server did for the CPU it spent over the whole run. errors counts every answer that is not a 201 (and every
-// failed round trip) over the whole run, warm-up included: each one breaks the
-// promise that a producer always gets a durable 201.
+// server did for the CPU it spent over the whole run. errors counts every answer that
+// is not a 201 (and every failed round trip) over the whole run, warm-up included:
+// each one breaks the promise that a producer always gets a durable 201.
 //
 // Usage:
 //
