@@ -12,8 +12,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/Admiral-Piett/goaws/app/conf"
+	"github.com/Admiral-Piett/goaws/app/gosqs"
 	"github.com/Admiral-Piett/goaws/app/models"
 	"github.com/Admiral-Piett/goaws/app/router"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -30,6 +32,7 @@ type Server struct {
 	Endpoint string
 	srv      *httptest.Server
 	dir      string
+	quit     chan bool // stops gosqs.PeriodicTasks
 }
 
 // Start writes a goaws configuration defining queues into a temporary directory,
@@ -70,9 +73,19 @@ func Start(queues ...string) (*Server, error) {
 		}
 	}
 	models.SyncQueues.RUnlock()
+	// goaws makes a received message visible again, once its visibility timeout has
+	// passed, only in this loop, which its own main starts: without it a message
+	// received once stays hidden for good, unlike in SQS, and a test whose receive
+	// was answered but lost (its retry then finds nothing) waits for it forever.
+	s.quit = make(chan bool)
+	go gosqs.PeriodicTasks(visibilityTick, s.quit)
 	srv.Start()
 	return s, nil
 }
+
+// visibilityTick is how often goaws looks for messages whose visibility timeout has
+// passed (its own main: every second).
+const visibilityTick = 200 * time.Millisecond
 
 // QueueURL is the URL of the named queue.
 func (s *Server) QueueURL(name string) string {
@@ -90,6 +103,9 @@ func (s *Server) Config() aws.Config {
 
 // Close stops the server and removes its configuration.
 func (s *Server) Close() {
+	if s.quit != nil {
+		close(s.quit)
+	}
 	s.srv.Close()
 	_ = os.RemoveAll(s.dir)
 }
