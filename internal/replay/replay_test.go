@@ -184,7 +184,8 @@ func TestReplayFromSQS(t *testing.T) {
 			MessageAttributeNames:       []string{"All"},
 		})
 		if err != nil {
-			t.Fatalf("ReceiveMessage (%d of %d messages received): %v", len(msgs), n+1, err)
+			held, hidden := goaws.Held(queueName)
+			t.Fatalf("ReceiveMessage (%d of %d messages received; goaws holds %d, %d of them hidden): %v", len(msgs), n+1, held, hidden, err)
 		}
 		for _, m := range out.Messages {
 			if id := aws.ToString(m.MessageId); !seen[id] {
@@ -194,7 +195,8 @@ func TestReplayFromSQS(t *testing.T) {
 		}
 	}
 	if len(msgs) != n+1 {
-		t.Fatalf("received %d messages, want %d", len(msgs), n+1)
+		held, hidden := goaws.Held(queueName)
+		t.Fatalf("received %d messages, want %d (goaws holds %d, %d of them hidden)", len(msgs), n+1, held, hidden)
 	}
 
 	ev := events.SQSEvent{}

@@ -92,6 +92,24 @@ func (s *Server) QueueURL(name string) string {
 	return s.Endpoint + "/" + AccountID + "/" + name
 }
 
+// Held reports how many messages the named queue holds and how many of them were
+// received and are hidden until their visibility timeout passes: what a test that
+// waits for messages can say when they do not come.
+func (s *Server) Held(queue string) (messages, hidden int) {
+	models.SyncQueues.RLock()
+	defer models.SyncQueues.RUnlock()
+	q, ok := models.SyncQueues.Queues[queue]
+	if !ok {
+		return 0, 0
+	}
+	for _, m := range q.Messages {
+		if m.ReceiptHandle != "" {
+			hidden++
+		}
+	}
+	return len(q.Messages), hidden
+}
+
 // Config is an aws.Config for clients of this server: region us-east-1, static
 // credentials. Point clients at Endpoint with BaseEndpoint.
 func (s *Server) Config() aws.Config {

@@ -41,6 +41,9 @@ func TestReceivedMessageReturnsAfterItsVisibilityTimeout(t *testing.T) {
 	if again := receive(); len(again) != 0 {
 		t.Fatalf("received %d messages within the visibility timeout, want none", len(again))
 	}
+	if held, hidden := s.Held("visibility"); held != 1 || hidden != 1 {
+		t.Fatalf("Held: %d messages, %d hidden; want 1 and 1", held, hidden)
+	}
 	hidden := time.Now()
 	for {
 		if msgs := receive(); len(msgs) > 0 {
