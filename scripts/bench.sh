@@ -158,6 +158,8 @@ ticks() {
   echo "$t"
 }
 hz=$(getconf CLK_TCK)
+# per_unit_us FORMAT BEFORE AFTER N: the CPU of two ticks readings, in µs for each of N.
+per_unit_us() { calc "$1" "($3 - $2) / $hz * 1e6 / $4"; }
 now() { date +%s.%N; }
 calc() { awk "BEGIN { printf \"$1\", $2 }"; }
 judge() { # VALUE OP TARGET → met | MISSED
@@ -241,7 +243,7 @@ measure() {
   wrk_figures "$name"
   warm_reqs=$(awk '/requests in/ {print $1}' "$work/$name.warm")
   warm_non=$(awk '/Non-2xx or 3xx/ {print $5}' "$work/$name.warm")
-  cpu=$(calc '%.2f' "($after - $before) / $hz * 1e6 / $reqs")
+  cpu=$(per_unit_us '%.2f' "$before" "$after" "$reqs")
   acked=$((warm_reqs - ${warm_non:-0} + reqs - ${non:-0}))
   printf '[%ss] %-8s %9.0f req/s  p99 %8s ms  %7s µs CPU/request  %s non-3xx%s\n' "$SECONDS" "$name" "$rps" "$p99" "$cpu" "${non:-0}" \
     "${socket:+, socket errors: $socket}" >&2
@@ -384,7 +386,7 @@ case $drain_rc in
 esac
 row "D consume --drain" "$fps facts/s ($note)" "≥ 50000/s" "$(judge "$fps" '>=' 50000)"
 c_us=$(calc '%.1f' "($user + $sys) * 1e6 / $delivered")
-p_us=$(calc '%.1f' "($after - $before) / $hz * 1e6 / $delivered")
+p_us=$(per_unit_us '%.1f' "$before" "$after" "$delivered")
 total_us=$(calc '%.1f' "$c_us + $p_us")
 row "D" "$total_us µs CPU/fact: consumer $c_us + Persist $p_us" "≤ 20 µs" "$(judge "$total_us" '<=' 20)"
 
@@ -420,7 +422,7 @@ row "E issuance, $conns producers" "$(field rps) created/s" "≥ 3000/s" "$(judg
 # An absolute target follows the host's speed; the CPU a short URL took (warm-up
 # included, serve and its local Persist together) beside the bare handler's CPU a
 # redirect tells the host's share of a miss from the code's.
-row "E" "$(calc '%.0f' "($after - $before) / $hz * 1e6 / $all") µs CPU a short URL (serve + local Persist; bare 302 before C: $base_cpu µs a redirect)" "—" "—"
+row "E" "$(per_unit_us '%.0f' "$before" "$after" "$all") µs CPU a short URL (serve + local Persist; bare 302 before C: $base_cpu µs a redirect)" "—" "—"
 row "E" "p50 $(field p50_ms) ms" "—" "—"
 row "E" "p99 $(field p99_ms) ms" "≤ 50 ms" "$(judge "$(field p99_ms)" '<=' 50)"
 row "E" "$errors answers other than 201 (of $created created in the window)" "0" "$(judge "$errors" '<=' 0)"
