@@ -16,6 +16,14 @@ type Authenticator interface {
 	Verify(r *http.Request) error
 }
 
+// ReadBody is an r.Body that an Authenticator has read whole, as *sigv4.Body is:
+// the routes take its bytes with Unread instead of copying them again. Unread returns
+// the bytes not read yet, which the caller then owns, and consumes them.
+type ReadBody interface {
+	io.Reader
+	Unread() []byte
+}
+
 // rejectedMessage is the whole body detail of a 403: like API Gateway, it does not
 // say which check failed.
 const rejectedMessage = "request refused: it is unsigned or its SigV4 signature does not verify"

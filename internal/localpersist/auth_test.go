@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -207,4 +208,64 @@ func countRows(t *testing.T, e *testEnv, table string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// handedOver is what an Authenticator that read the body whole leaves in r.Body:
+// reading it fails, so a route that still copies it instead of taking Unread's
+// bytes answers 400.
+type handedOver struct {
+	body    []byte
+	unreads int
+}
+
+func (h *handedOver) Read([]byte) (int, error) {
+	return 0, errors.New("read after the body was handed over")
+}
+func (h *handedOver) Close() error   { return nil }
+func (h *handedOver) Unread() []byte { h.unreads++; return h.body }
+
+// handOver is an Authenticator that takes the whole body and leaves a handedOver
+// of it, followed by pad.
+type handOver struct {
+	pad  []byte
+	last *handedOver
+}
+
+func (a *handOver) Verify(r *http.Request) error {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return err
+	}
+	a.last = &handedOver{body: append(b, a.pad...)}
+	r.Body = a.last
+	return nil
+}
+
+// TestRoutesTakeAReadBody: when the Authenticator leaves a ReadBody, ingest and
+// gremlin take its bytes with Unread rather than reading them again, and the
+// store's own body limit still applies to them.
+func TestRoutesTakeAReadBody(t *testing.T) {
+	auth := &handOver{}
+	e := newEnv(t, Options{Authenticator: auth})
+	status, body := send(t, e.srv.Client(), http.MethodPost, e.srv.URL+"/persist/ingest", rogueDocument(t))
+	if status != http.StatusOK || auth.last.unreads != 1 {
+		t.Fatalf("ingest: %d %s, Unread called %d times", status, body, auth.last.unreads)
+	}
+	if n := countRows(t, e, "edges"); n != 1 {
+		t.Errorf("%d edges, want 1", n)
+	}
+	status, body = send(t, e.srv.Client(), http.MethodPost, e.srv.URL+"/persist/gremlin",
+		[]byte(`{"gremlin":"g.V().has('short_url_token', token).values('target_url')","bindings":{"token":"EvilEvil01"}}`))
+	if status != http.StatusOK || !strings.Contains(string(body), "javascript:alert") {
+		t.Fatalf("gremlin: %d %s", status, body)
+	}
+
+	// The request is within the store's limit; what the Authenticator hands over
+	// is not.
+	pad := &handOver{pad: bytes.Repeat([]byte(" "), 64)}
+	small := newEnv(t, Options{Authenticator: pad, MaxBodyBytes: 64})
+	status, body = send(t, small.srv.Client(), http.MethodPost, small.srv.URL+"/persist/ingest", []byte(`{"vertices":[],"edges":[]}`))
+	if status != http.StatusRequestEntityTooLarge || pad.last.unreads != 1 {
+		t.Errorf("handed a body over the limit: %d %s, Unread called %d times; want 413", status, body, pad.last.unreads)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/linoone/linoone/internal/graphson"
+	"github.com/linoone/linoone/internal/sigv4"
 )
 
 // BenchmarkLookup is the resolver's hot path: one HTTP round trip for the token
@@ -135,14 +136,30 @@ func clickBody(b testing.TB, urls []graphson.Vertex, seq, clicks int) []byte {
 // 20 short URLs, every click new) through the HTTP handler over loopback with a
 // client configured like Persist's, one call at a time as the consumer does.
 func BenchmarkIngestClickFacts(b *testing.B) {
+	transport := &http.Transport{MaxIdleConns: 16, MaxIdleConnsPerHost: 16}
+	b.Cleanup(transport.CloseIdleConnections)
+	benchIngestClicks(b, newEnv(b, Options{}), &http.Client{Transport: transport})
+}
+
+// BenchmarkIngestSignedClickFacts is BenchmarkIngestClickFacts as `serve` runs local
+// Persist: every call SigV4-signed by the client and verified by the store.
+func BenchmarkIngestSignedClickFacts(b *testing.B) {
+	v, err := sigv4.New(authCreds, authRegion, authService, sigv4.WithMaxBodyBytes(DefaultMaxBodyBytes))
+	if err != nil {
+		b.Fatal(err)
+	}
+	transport := &http.Transport{MaxIdleConns: 16, MaxIdleConnsPerHost: 16}
+	b.Cleanup(transport.CloseIdleConnections)
+	benchIngestClicks(b, newEnv(b, Options{Authenticator: v}),
+		&http.Client{Transport: authCreds.Transport(transport, authRegion, authService)})
+}
+
+func benchIngestClicks(b *testing.B, e *testEnv, client *http.Client) {
 	const facts, nurls = 500, 20
-	e := newEnv(b, Options{})
 	urls := make([]graphson.Vertex, nurls)
 	for i := range urls {
 		urls[i] = shortURL(b, fmt.Sprintf("tok%07d", i))
 	}
-	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 16, MaxIdleConnsPerHost: 16}}
-	b.Cleanup(client.CloseIdleConnections)
 	url := e.srv.URL + "/persist/ingest"
 	post := func(body []byte) {
 		req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))

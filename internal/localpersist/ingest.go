@@ -256,6 +256,15 @@ func hashIs(b []byte, id string) (string, bool) {
 // readBody reads at most limit bytes of the request body. On failure it also
 // returns the HTTP status to answer with.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, int, error) {
+	if whole, ok := r.Body.(ReadBody); ok {
+		// The signature check read the whole body: take its bytes rather than
+		// copy them again.
+		body := whole.Unread()
+		if int64(len(body)) > limit {
+			return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("request body exceeds %d bytes", limit)
+		}
+		return body, 0, nil
+	}
 	// A declared length sizes the buffer once (a click batch is hundreds of KB);
 	// the limit still applies to what is actually read.
 	buf := bytes.NewBuffer(make([]byte, 0, min(max(r.ContentLength, 0), limit)+bytes.MinRead))

@@ -267,13 +267,31 @@ func (v *Verifier) readBody(r *http.Request) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("read body: %w", err)
 	}
-	r.Body = readCloser{Reader: bytes.NewReader(body), Closer: orig}
+	r.Body = &Body{Reader: bytes.NewReader(body), whole: body, Closer: orig}
 	return body, nil
 }
 
 type readCloser struct {
 	io.Reader
 	io.Closer
+}
+
+// Body is what [Verifier.Verify] leaves in r.Body once it has read and checked a
+// whole body: a reader over the bytes it hashed. A handler that wants the body whole
+// takes it with Unread instead of copying it again (local Persist's click batches
+// are megabytes).
+type Body struct {
+	*bytes.Reader
+	whole []byte
+	io.Closer
+}
+
+// Unread returns the bytes not read yet and consumes them, as reading them would:
+// the caller owns them, and the next Read reports io.EOF.
+func (b *Body) Unread() []byte {
+	rest := b.whole[len(b.whole)-b.Len():]
+	b.Reset(nil)
+	return rest
 }
 
 // checkContentSHA256 compares an X-Amz-Content-Sha256 header, when present,

@@ -594,6 +594,40 @@ func TestVerifyConcurrent(t *testing.T) {
 
 // BenchmarkVerifyBatchBody verifies a signed 4 MiB body, about the size of the
 // consumer's click batches to Persist: reading and hashing the body is the cost.
+// TestVerifiedBodyUnread: after Verify, r.Body reads as the body did, and Unread
+// hands over what was not read yet, once, as reading it would have.
+func TestVerifiedBodyUnread(t *testing.T) {
+	v := mustNew(t, testCreds, WithClock(fixedClock))
+	r := mustRequest(t, http.MethodPost, "http://api.test/v1/urls")
+	if err := SignRequest(context.Background(), r, testBody, testCreds, testRegion, testService, testNow); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Verify(r); err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	body, ok := r.Body.(*Body)
+	if !ok {
+		t.Fatalf("r.Body is %T after Verify, want *Body", r.Body)
+	}
+	head := make([]byte, 5)
+	if _, err := io.ReadFull(body, head); err != nil {
+		t.Fatal(err)
+	}
+	rest := body.Unread()
+	if got := string(head) + string(rest); got != string(testBody) {
+		t.Errorf("read %q then Unread %q, want the body %q", head, rest, testBody)
+	}
+	if n, err := body.Read(make([]byte, 8)); n != 0 || err != io.EOF {
+		t.Errorf("Read after Unread: %d, %v; want 0, EOF", n, err)
+	}
+	if again := body.Unread(); len(again) != 0 {
+		t.Errorf("second Unread returned %q", again)
+	}
+	if err := body.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
+
 func BenchmarkVerifyBatchBody(b *testing.B) {
 	body := bytes.Repeat([]byte(`{"id":"0123456789abcdef","label":"short_url_visited"},`), 4<<20/54)
 	v, err := New(testCreds, testRegion, testService, WithClock(fixedClock), WithMaxBodyBytes(8<<20))
