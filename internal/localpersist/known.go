@@ -1,6 +1,9 @@
 package localpersist
 
-import "maps"
+import (
+	"maps"
+	"strings"
+)
 
 // knownVerticesLimit bounds the vertices the writer remembers (about 150 bytes
 // each): the short URLs being clicked, not every vertex of the graph.
@@ -32,8 +35,12 @@ func (k *knownVertices) label(id string) (string, bool) {
 	return l, ok
 }
 
-// add records a vertex the open transaction wrote or read.
-func (k *knownVertices) add(id, label string) { k.pending[id] = label }
+// add records a vertex the open transaction wrote or read. It keeps copies: id and
+// label are usually substrings of a decoded ingest body, which they would otherwise
+// keep in memory whole for as long as the vertex stays known.
+func (k *knownVertices) add(id, label string) {
+	k.pending[strings.Clone(id)] = strings.Clone(label)
+}
 
 // commit keeps what the transaction that just committed wrote or read.
 func (k *knownVertices) commit() {

@@ -2,7 +2,11 @@ package localpersist
 
 import (
 	"fmt"
+	"runtime"
+	"strings"
 	"testing"
+
+	"github.com/linoone/linoone/internal/graphson"
 )
 
 func TestKnownVerticesKeepOnlyWhatCommitted(t *testing.T) {
@@ -27,5 +31,32 @@ func TestKnownVerticesKeepOnlyWhatCommitted(t *testing.T) {
 	k.commit()
 	if len(k.committed) > knownVerticesLimit+1 || len(k.pending) != 0 {
 		t.Fatalf("committed %d, pending %d after overflowing the limit", len(k.committed), len(k.pending))
+	}
+}
+
+// TestKnownVerticesHoldNoBody: the ids and labels the writer remembers are decoded
+// from ingest bodies as substrings; kept as they are, each would keep its whole
+// body (up to megabytes) in memory for as long as the vertex stays known.
+func TestKnownVerticesHoldNoBody(t *testing.T) {
+	e := newEnv(t, Options{})
+	const bodies, size = 24, 1 << 20
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range bodies {
+		v, err := graphson.NewVertex("note", graphson.Properties{"n": fmt.Sprint(i), "text": strings.Repeat("x", size)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.mustIngest(t, graphson.Document{Vertices: []graphson.Vertex{v}})
+	}
+	var after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if len(e.store.known.committed) != bodies {
+		t.Fatalf("%d vertices known, want %d", len(e.store.known.committed), bodies)
+	}
+	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > bodies*size/3 {
+		t.Errorf("the heap kept %d MiB after %d ingests of %d MiB each", grew>>20, bodies, size>>20)
 	}
 }
