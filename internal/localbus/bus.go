@@ -194,12 +194,24 @@ func newBus(dir string, opts BusOptions, start bool) (*Bus, error) {
 	return b, nil
 }
 
-// recover finds the active segment and its end, under the lock.
+// recover finds the active segment and its end, under the lock. A bus alone on the
+// journal then writes on in a new segment rather than in one it found: the process
+// that left that one may have died with the machine, whose disk can then hold less of
+// it than a consumer had read from the page cache and saved as its offset before the
+// crash. Written on from the end on disk, new records (acknowledged, and synced) would
+// sit below that offset, and the consumer would skip them; in a new segment, the
+// consumer finds the old one shorter than its offset and moves on.
 func (b *Bus) recover() error {
 	if err := b.w.acquire(); err != nil {
 		return err
 	}
-	err := b.prepare(0)
+	segs, err := listSegments(b.journal)
+	if err == nil {
+		err = b.prepare(0)
+	}
+	if err == nil && b.w.solo && len(segs) > 0 && b.seg == segs[len(segs)-1] {
+		err = b.create(b.seg + 1)
+	}
 	if uerr := b.w.release(); err == nil {
 		err = uerr
 	}
@@ -713,6 +725,12 @@ func (b *Bus) openLast() error {
 	if err != nil {
 		return err
 	}
+	// The writer that named it synced the directory, unless that is what failed
+	// (create): a batch acknowledged here must not rest on a name the disk may lack.
+	if err := syncDir(b.journal); err != nil {
+		_ = f.Close()
+		return err
+	}
 	b.f, b.seg, b.end, b.alloc, b.next = f, n, -1, 0, segmentPath(b.journal, n+1)
 	return nil
 }
@@ -720,6 +738,12 @@ func (b *Bus) openLast() error {
 // create starts segment n and makes it the active one: the segment zero-filled
 // ahead when it is ready, else a new one with its header and a first chunk of zeros
 // (newSegment).
+//
+// When it fails once the segment has its name (a failed reopen, a failed directory
+// fsync, or the name already taken), the end becomes unknown, so that the next batch
+// looks at the journal again and goes on in that segment (openLast syncs the
+// directory): readers already see it as the newer segment, and a writer that kept to
+// the old one would append where a reader takes the old one for finished and deletes it.
 func (b *Bus) create(n uint64) error {
 	path := segmentPath(b.journal, n)
 	f, alloc := b.takeAhead(path)
@@ -727,11 +751,15 @@ func (b *Bus) create(n uint64) error {
 		alloc = min(preallocChunk, max(b.opts.SegmentSize, segHeader))
 		var err error
 		if f, err = newSegment(b.journal, path, alloc, b.tab); err != nil {
+			if named, _ := exists(path); named {
+				b.end = -1
+			}
 			return err
 		}
 	}
 	if err := syncDir(b.journal); err != nil {
 		_ = f.Close()
+		b.end = -1
 		return err
 	}
 	if b.f != nil {

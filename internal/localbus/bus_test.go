@@ -301,9 +301,9 @@ func drainAfterTorn(t *testing.T, c *Consumer, ing *fakeIngester, corrupt int64)
 	}
 }
 
-// A writer that died mid-batch (the process, not the machine) left bytes past the
-// published end: readers never look at them, and the next batch overwrites them.
-func TestUnpublishedTailIsIgnoredAndOverwritten(t *testing.T) {
+// A writer that died mid-batch left bytes past the published end: readers never
+// look at them, and the next writer goes on in a new segment (recover).
+func TestUnpublishedTailIsIgnored(t *testing.T) {
 	for _, tt := range tornTails() {
 		t.Run(tt.name, func(t *testing.T) {
 			dir, seg, fs := publishFourOfSix(t)
@@ -315,18 +315,69 @@ func TestUnpublishedTailIsIgnoredAndOverwritten(t *testing.T) {
 
 			bus2 := openBus(t, dir, BusOptions{})
 			publishAll(t, bus2, fs[4:])
-			b, err := os.ReadFile(seg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, _, st := parseFrame(b[validEnd:], crcTable()); st != frameOK {
-				t.Errorf("the next batch did not overwrite the torn bytes at %d", validEnd)
+			if got := segmentEnd(t, seg); got != validEnd {
+				t.Errorf("the old segment's end moved from %d to %d", validEnd, got)
 			}
 			drainAfterTorn(t, c, ing, 0)
-			if segs := segmentFiles(t, dir); len(segs) != 1 {
-				t.Errorf("segments %v, want the one", segs)
+			if segs := segmentFiles(t, dir); !slices.Equal(segs, []uint64{2}) {
+				t.Errorf("segments %v, want the new one", segs)
 			}
 		})
+	}
+}
+
+// After a crash of the machine, a segment's end on disk can be short of what the
+// consumer read from the page cache and saved as its offset. The next writer goes on
+// in a new segment, so that nothing it acknowledges lies below that offset.
+func TestOffsetPastTheEndOnDiskLosesNothingAfter(t *testing.T) {
+	dir := t.TempDir()
+	fs := facts(t, 30)
+	bus := openBus(t, dir, BusOptions{})
+	publishAll(t, bus, fs[:10])
+	if err := bus.Close(); err != nil {
+		t.Fatal(err)
+	}
+	seg := segmentPath(filepath.Join(dir, journalDir), 1)
+	onDisk, err := os.ReadFile(seg) // all of it synced
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Acknowledged at write(2), not synced yet, and delivered from the page cache.
+	bus2 := openBus(t, dir, BusOptions{Sync: SyncInterval, SyncEvery: time.Hour})
+	publishAll(t, bus2, fs[10:20])
+	ing := &fakeIngester{}
+	c := newConsumer(t, dir, ing, ConsumerOptions{})
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	// The machine crashes: each segment is as last synced (segment 1 as closed, any
+	// newer one as made: no frames), and the consumer's files as they are.
+	after := t.TempDir()
+	snapshot(t, dir, after, false)
+	for _, n := range segmentFiles(t, after) {
+		synced := appendSegmentHeader(nil, segHeader, crcTable())
+		if n == 1 {
+			synced = onDisk
+		}
+		if err := os.WriteFile(segmentPath(filepath.Join(after, journalDir), n), synced, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bus3 := openBus(t, after, BusOptions{})
+	publishAll(t, bus3, fs[20:]) // acknowledged and synced after the reboot
+	if err := bus3.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ing2 := &fakeIngester{}
+	c2 := newConsumer(t, after, ing2, ConsumerOptions{})
+	if err := c2.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	got := ing2.edges()
+	for i, f := range fs[20:] {
+		if got[factEdgeID(t, f)] == 0 {
+			t.Errorf("event %d, acknowledged after the reboot, was not delivered", 20+i)
+		}
 	}
 }
 
@@ -1165,5 +1216,50 @@ func TestDatasyncOfAClosedFileIsErrClosed(t *testing.T) {
 	var pe *os.PathError
 	if !errors.Is(err, os.ErrClosed) || !errors.As(err, &pe) || pe.Path != f.Name() {
 		t.Fatalf("datasync of a closed file = %v, want os.ErrClosed naming %s", err, f.Name())
+	}
+}
+
+// A roll that fails once the next segment has its name (its directory fsync or its
+// reopen failed; here the name is taken before the roll) leaves that segment to
+// readers as the newer one, and they take the old one for finished. The writer goes
+// on in it from the next batch, instead of failing every roll after and appending
+// small batches to the segment a reader deletes.
+func TestWriterGoesOnInTheSegmentARollNamed(t *testing.T) {
+	dir := t.TempDir()
+	journal := filepath.Join(dir, journalDir)
+	bus := openBus(t, dir, BusOptions{SegmentSize: 64 << 10})
+	fs := facts(t, 60)
+	publishAll(t, bus, fs[:20]) // ~38 KB: the next roll is a dozen events away
+	if segs := segmentFiles(t, dir); !slices.Equal(segs, []uint64{1}) {
+		t.Fatalf("segments %v before the roll, want [1]", segs)
+	}
+	if err := os.WriteFile(segmentPath(journal, 2), appendSegmentHeader(nil, segHeader, crcTable()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var acked []clickfact.Fact
+	failed := 0
+	for _, f := range fs[20:] {
+		if err := bus.Publish(context.Background(), f); err != nil {
+			failed++
+			continue
+		}
+		acked = append(acked, f)
+	}
+	if failed > 1 {
+		t.Errorf("%d publishes failed after the roll's segment was named; want at most the one that rolled", failed)
+	}
+	if got := segmentEnd(t, segmentPath(journal, 2)); got == segHeader {
+		t.Error("nothing was written to the segment the roll named")
+	}
+	ing := &fakeIngester{}
+	c := newConsumer(t, dir, ing, ConsumerOptions{})
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	got := ing.edges()
+	for _, f := range append(fs[:20:20], acked...) {
+		if got[factEdgeID(t, f)] == 0 {
+			t.Errorf("acknowledged event %s was not delivered", f.IdempotencyKey)
+		}
 	}
 }

@@ -277,8 +277,13 @@ func TestStructuralChecks(t *testing.T) {
 			if err := bus.Close(); err != nil {
 				t.Fatal(err)
 			}
-			appendBytes(t, segmentPath(filepath.Join(dir, journalDir), 1), frame(tt.payload))
-			publishAll(t, openBus(t, dir, BusOptions{}), fs[1:2])
+			seg := segmentPath(filepath.Join(dir, journalDir), 1)
+			appendBytes(t, seg, frame(tt.payload))
+			next, err := (&encoder{}).encode(fs[1], fixedNow, defaultRegion, crcTable())
+			if err != nil {
+				t.Fatal(err)
+			}
+			appendBytes(t, seg, next) // in the same segment, so that one batch holds all three
 
 			ing := &fakeIngester{}
 			c := newConsumer(t, dir, ing, ConsumerOptions{IsRejected: isRejected})
