@@ -170,6 +170,7 @@ type Consumer struct {
 	factsSize int64  // size of the facts log that the saved offset accounts for
 	f         *os.File
 	torn      tornState
+	damaged   damagedHeader
 	spare     []*delivery // committed batches, whose buffers the next ones reuse
 	lines     []byte      // the facts log lines of the batch being committed
 	// atStage, when set, is called at each stage of a batch's commit: where tests
@@ -210,6 +211,14 @@ type tornState struct {
 	mark   tornMark
 	since  time.Time
 	logged bool
+}
+
+// damagedHeader is where the whole frames of a segment whose header is damaged end,
+// as found once its writers left it.
+type damagedHeader struct {
+	seg     uint64
+	end     int64
+	scratch []byte
 }
 
 // tornAfter is how long an unfinished record must stay unchanged to be a torn tail.
@@ -886,15 +895,8 @@ func (c *Consumer) fetch(b *delivery, inFlight bool) (ok bool, err error) {
 			}
 		}
 		newer, size, err := c.segmentEnd()
-		if errors.Is(err, errSegmentHeader) && newer {
-			c.log.Error("journal segment header damaged; moving to the next segment", "segment", c.f.Name(), "offset", c.pos)
-			if err := c.nextSegment(); err != nil {
-				return false, err
-			}
-			continue
-		}
 		if errors.Is(err, errSegmentHeader) {
-			return false, nil // the next writer starts a new segment
+			return false, nil // the next writer starts a new segment; then segmentEnd reads on
 		}
 		if err != nil {
 			return false, err
@@ -935,11 +937,36 @@ func (c *Consumer) segmentEnd() (newer bool, end int64, err error) {
 		return false, 0, err
 	}
 	start, end, err := segmentBounds(c.f, c.tab)
+	if errors.Is(err, errSegmentHeader) && newer {
+		start = segHeader
+		end, err = c.recoverFrames()
+	}
 	if err != nil {
 		return newer, 0, err
 	}
 	c.pos = max(c.pos, start)
 	return newer, end, nil
+}
+
+// recoverFrames finds where the whole frames of the current segment end when its
+// header, which publishes that, is damaged and its writers left it (a newer segment
+// exists). Each frame checks itself, so they are read up to the first that does not.
+func (c *Consumer) recoverFrames() (int64, error) {
+	if d := &c.damaged; d.seg == c.seg && d.end > 0 {
+		return d.end, nil
+	}
+	fi, err := c.f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("stat %s: %w", c.f.Name(), err)
+	}
+	end, err := scanValid(c.f, max(c.pos, segHeader), fi.Size(), c.tab, &c.damaged.scratch)
+	if err != nil {
+		return 0, err
+	}
+	c.log.Error("journal segment header damaged; reading its whole frames up to the first damaged one",
+		"segment", c.f.Name(), "offset", c.pos, "end", end, "size", fi.Size())
+	c.damaged.seg, c.damaged.end = c.seg, max(end, segHeader)
+	return c.damaged.end, nil
 }
 
 // fetchOn reads the next batch while others are in flight: whole frames of the
@@ -991,10 +1018,15 @@ func (c *Consumer) read(b *delivery, size int64) (frameStatus, error) {
 	for len(b.recs) < c.batchLimit && have < limit && (st == frameEOF || st == frameIncomplete) {
 		n := min(limit, have+readChunk)
 		b.grow(n, most, c.pos)
-		if _, err := c.f.ReadAt(b.buf[have:n], c.pos+int64(have)); err != nil && !errors.Is(err, io.EOF) {
+		k, err := c.f.ReadAt(b.buf[have:n], c.pos+int64(have))
+		if err != nil && !errors.Is(err, io.EOF) {
 			return frameEOF, fmt.Errorf("read %s at %d: %w", c.f.Name(), c.pos+int64(have), err)
 		}
-		have = n
+		if have += k; have < n {
+			// The file ends before the end its header published (cut, or its size
+			// lost in a crash): what lies past have is the previous batch's bytes.
+			limit = have
+		}
 		for len(b.recs) < c.batchLimit {
 			var p []byte
 			var m int

@@ -714,3 +714,111 @@ func TestPipelineOption(t *testing.T) {
 		})
 	}
 }
+
+// A segment whose file ends before the end its header published (cut outside
+// linoone, or its size lost in a crash) is read only as far as the file goes: the
+// batch buffer a consumer reuses still holds an earlier batch's frames past that
+// point, with valid checksums, and they must not be delivered again.
+func TestFileShorterThanItsEndDeliversNoStaleBytes(t *testing.T) {
+	dir := t.TempDir()
+	fs := facts(t, 20)
+	seg := segmentPath(filepath.Join(dir, journalDir), 1)
+	enc := &encoder{}
+	var frames [][]byte
+	for _, f := range fs {
+		fr, err := enc.encode(f, fixedNow, defaultRegion, crcTable())
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames = append(frames, bytes.Clone(fr))
+	}
+	if err := os.MkdirAll(filepath.Dir(seg), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(seg, appendSegmentHeader(nil, segHeader, crcTable()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, fr := range frames[:10] {
+		appendBytes(t, seg, fr)
+	}
+	ing := &fakeIngester{}
+	c := newConsumer(t, dir, ing, ConsumerOptions{Pipeline: 1})
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	first := segmentEnd(t, seg)
+	for _, fr := range frames[10:] {
+		appendBytes(t, seg, fr)
+	}
+	if err := os.Truncate(seg, first+int64(3*len(frames[10]))); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	counts := keyCounts(t, readFacts(t, filepath.Join(dir, "facts.jsonl")))
+	for i, f := range fs {
+		want := 1
+		if i >= 13 {
+			want = 0 // past the end of the file
+		}
+		if counts[f.IdempotencyKey] != want {
+			t.Errorf("event %d delivered %d times, want %d", i, counts[f.IdempotencyKey], want)
+		}
+	}
+}
+
+// A segment whose header is damaged (a flipped byte in its magic or its end) is
+// neither cut nor skipped: the next writer leaves it as it is and goes on in a new
+// segment, and the consumer reads its frames, which check themselves, once a newer
+// segment exists.
+func TestDamagedHeaderLosesNoFrame(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		at   int64
+	}{
+		{"magic, first half", 1},
+		{"magic, second half", 5},
+		{"end", 9},
+		{"end's checksum", 17},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			fs := facts(t, 11)
+			bus := openBus(t, dir, BusOptions{})
+			publishAll(t, bus, fs[:10])
+			if err := bus.Close(); err != nil {
+				t.Fatal(err)
+			}
+			seg := segmentPath(filepath.Join(dir, journalDir), 1)
+			size := fileSize(t, seg)
+			f, err := os.OpenFile(seg, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := make([]byte, 1)
+			if _, err := f.ReadAt(b, tt.at); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.WriteAt([]byte{b[0] ^ 0x5a}, tt.at); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+
+			publishAll(t, openBus(t, dir, BusOptions{}), fs[10:])
+			if got := fileSize(t, seg); got != size {
+				t.Errorf("the damaged segment went from %d to %d bytes", size, got)
+			}
+			ing := &fakeIngester{}
+			c := newConsumer(t, dir, ing, ConsumerOptions{})
+			if err := c.Drain(ctxTimeout(t)); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(ing.edges()); n != len(fs) {
+				t.Errorf("delivered %d of %d events", n, len(fs))
+			}
+		})
+	}
+}

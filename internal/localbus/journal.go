@@ -88,6 +88,9 @@ func segmentBounds(f *os.File, tab *crc32.Table) (start, end int64, err error) {
 			return 0, 0, fmt.Errorf("read header of %s: %w", f.Name(), rerr)
 		}
 		if n < len(segMagic) || [8]byte(h[:8]) != segMagic {
+			if damagedMagic(h[:n]) {
+				return 0, 0, fmt.Errorf("%s: magic: %w", f.Name(), errSegmentHeader)
+			}
 			fi, err := f.Stat()
 			if err != nil {
 				return 0, 0, fmt.Errorf("stat %s: %w", f.Name(), err)
@@ -104,6 +107,15 @@ func segmentBounds(f *os.File, tab *crc32.Table) (start, end int64, err error) {
 		// Most likely the writer's update of the end, caught half-way.
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// damagedMagic reports whether the start of a segment that lacks segMagic is still
+// a version 2 segment's: four zero bytes, which no version 1 frame starts with (its
+// length is never zero), or the magic's second half. Read as version 1, its header
+// would be a torn first frame, and the next writer would cut the segment to nothing.
+func damagedMagic(h []byte) bool {
+	return len(h) >= 4 && [4]byte(h[:4]) == [4]byte(segMagic[:4]) ||
+		len(h) >= 8 && [4]byte(h[4:8]) == [4]byte(segMagic[4:])
 }
 
 // appendFrame appends payload framed as length | crc32c | payload.
@@ -146,10 +158,11 @@ func scanValid(f *os.File, from, size int64, tab *crc32.Table, scratch *[]byte) 
 	pos := from
 	for pos < size {
 		n := min(int64(len(buf)), size-pos)
-		if _, err := f.ReadAt(buf[:n], pos); err != nil && !errors.Is(err, io.EOF) {
+		k, err := f.ReadAt(buf[:n], pos)
+		if err != nil && !errors.Is(err, io.EOF) {
 			return pos, fmt.Errorf("read %s at %d: %w", f.Name(), pos, err)
 		}
-		chunk := buf[:n]
+		chunk := buf[:k] // short when the file ends before size: scratch holds older bytes past it
 		off := 0
 		for {
 			_, m, st := parseFrame(chunk[off:], tab)
@@ -176,9 +189,11 @@ func findFrame(f *os.File, from, size int64, tab *crc32.Table) (int64, bool, err
 		return 0, false, nil
 	}
 	buf := make([]byte, size-from)
-	if _, err := f.ReadAt(buf, from); err != nil && !errors.Is(err, io.EOF) {
+	k, err := f.ReadAt(buf, from)
+	if err != nil && !errors.Is(err, io.EOF) {
 		return 0, false, fmt.Errorf("read %s at %d: %w", f.Name(), from, err)
 	}
+	buf = buf[:k]
 	for i := 1; i < len(buf); i++ {
 		if _, _, st := parseFrame(buf[i:], tab); st == frameOK {
 			return from + int64(i), true, nil
