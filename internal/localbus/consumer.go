@@ -345,6 +345,14 @@ func (c *Consumer) open(dir string) error {
 	if err != nil {
 		return err
 	}
+	if len(segs) > 0 && c.seg > segs[len(segs)-1] {
+		// Not a journal this offset was saved for (it was removed or replaced, and
+		// numbering began again): its segments are unread, not consumed.
+		c.log.Error("consumer offset is past the newest journal segment; reading from the oldest",
+			"segment", segmentName(c.seg), "offset", c.pos, "newest", segmentName(segs[len(segs)-1]))
+		c.seg, c.pos, c.offSeg = segs[0], 0, segs[0]
+		return nil
+	}
 	for _, s := range segs {
 		if s < c.seg {
 			c.removeSegment(s)

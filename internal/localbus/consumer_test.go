@@ -822,3 +822,27 @@ func TestDamagedHeaderLosesNoFrame(t *testing.T) {
 		})
 	}
 }
+
+// An offset saved for another journal (the journal was removed or replaced, and its
+// numbering began again) points past the newest segment. The consumer must not take
+// the segments below it for consumed and delete them: it reads them from the oldest.
+func TestOffsetPastTheNewestSegmentDeletesNothing(t *testing.T) {
+	dir := t.TempDir()
+	fs := facts(t, 6)
+	journalSegments(t, dir, fs, 3) // segments 1 and 2
+	stale, err := json.Marshal(offsetState{Segment: 9, Position: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, consumerOffset), stale, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ing := &fakeIngester{}
+	c := newConsumer(t, dir, ing, ConsumerOptions{})
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(ing.edges()); n != len(fs) {
+		t.Errorf("delivered %d of %d events", n, len(fs))
+	}
+}
