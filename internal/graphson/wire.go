@@ -260,10 +260,26 @@ func (d Document) Verify() error {
 	return nil
 }
 
-// scalar decodes a property value: a string, a bool or a g:Int64/g:Int32.
+// scalar decodes a property value: a string, a bool or a g:Int64/g:Int32. A typed
+// value of any other type is refused by its type, before its value is decoded: a
+// nested g:List would cost DecodeValue a copy of the rest of the value at every
+// level, quadratic in a body of a few hundred KB.
 func scalar(raw json.RawMessage) (any, error) {
 	if s, ok := plainString(raw); ok {
 		return s, nil
+	}
+	if raw = bytes.TrimSpace(raw); len(raw) > 0 && raw[0] == '{' {
+		if n, ok := compactInt(raw); ok {
+			return n, nil
+		}
+		var t typed
+		if err := strictUnmarshal(raw, &t); err != nil {
+			return nil, fmt.Errorf("%w: typed value: %v", ErrInvalid, err)
+		}
+		if t.Type != "g:Int32" && t.Type != "g:Int64" {
+			return nil, fmt.Errorf("%w: property values must be strings, booleans or integers, got %.40q", ErrInvalid, t.Type)
+		}
+		return decodeTyped(t)
 	}
 	v, err := DecodeValue(raw)
 	if err != nil {
