@@ -130,6 +130,12 @@ func (c *scriptCache) parse(src string) (*traversal, error) {
 	return t, nil
 }
 
+// maxScriptBytes bounds a script, which is tokenised whole before it is parsed (a
+// token is ~40 bytes of memory, so an 8 MiB script took ~1 GB). It is Gremlin
+// Server's default maxContentLength; the largest script Linoone sends, a Neptune-mode
+// lookup of 1,000 tokens inlined as literals, is ~14 KB.
+const maxScriptBytes = 64 << 10
+
 // decodeGremlinRequest reads {"gremlin": "…", "bindings": {…}} strictly. Binding values
 // are plain JSON strings, integers and booleans, or arrays of them (a List on Gremlin
 // Server, for within(…)), as Gremlin Server's HTTP endpoint receives them.
@@ -149,6 +155,9 @@ func decodeGremlinRequest(body []byte) (string, map[string]any, error) {
 	}
 	if req.Gremlin == nil || strings.TrimSpace(*req.Gremlin) == "" {
 		return "", nil, errors.New("no gremlin script supplied")
+	}
+	if len(*req.Gremlin) > maxScriptBytes {
+		return "", nil, fmt.Errorf("gremlin script is %d bytes, over the limit of %d: pass values as bindings", len(*req.Gremlin), maxScriptBytes)
 	}
 	if req.Language != nil && *req.Language != "gremlin-groovy" {
 		return "", nil, fmt.Errorf("language %q is not supported: only gremlin-groovy", *req.Language)

@@ -2,6 +2,7 @@ package localpersist
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -247,5 +248,26 @@ func TestGremlinElements(t *testing.T) {
 		`","label":"short_url_visited","inVLabel":"short_url","outVLabel":"short_url","inV":"` + c.InV + `","outV":"` + c.OutV + `"}},"n","7BTadEDkJ8"]}]}`
 	if status != http.StatusOK || string(r.Result.Data) != want {
 		t.Errorf("edge in map: HTTP %d, data %s;\nwant %s", status, r.Result.Data, want)
+	}
+}
+
+// TestScriptSizeBounded: a script over maxScriptBytes is refused with 400 before it
+// is tokenised; the largest Linoone sends (1,000 tokens inlined as literals, as for
+// Neptune) is served.
+func TestScriptSizeBounded(t *testing.T) {
+	e := newEnv(t, Options{})
+	status, r := e.gremlin(t, "g.V().limit(1)"+strings.Repeat(" ", maxScriptBytes), nil)
+	if status != http.StatusBadRequest || !strings.Contains(r.Status.Message, "over the limit") {
+		t.Errorf("oversized script: HTTP %d, %q; want 400 naming the limit", status, r.Status.Message)
+	}
+	lits := make([]string, 1000)
+	for i := range lits {
+		lits[i] = fmt.Sprintf("'tok%07d'", i)
+	}
+	script := "g.V().hasLabel('short_url').has('short_url_token', within(" + strings.Join(lits, ",") + "))" +
+		".project('short_url_token','short_url_path','target_url')" +
+		".by('short_url_token').by('short_url_path').by('target_url')"
+	if status, r := e.gremlin(t, script, nil); status != http.StatusOK {
+		t.Errorf("a %d-byte lookup of 1,000 inlined tokens: HTTP %d, %q", len(script), status, r.Status.Message)
 	}
 }
