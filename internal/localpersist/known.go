@@ -42,14 +42,27 @@ func (k *knownVertices) add(id, label string) {
 	k.pending[strings.Clone(id)] = strings.Clone(label)
 }
 
-// commit keeps what the transaction that just committed wrote or read.
+// commit keeps what the transaction that just committed wrote or read, as long as
+// that fits. Maps that outgrew the limit are replaced rather than cleared: clear
+// keeps a map's tables at their largest, and one transaction can bring hundreds of
+// thousands of vertices (256 documents of 1,000 new short URLs).
 func (k *knownVertices) commit() {
-	if len(k.committed)+len(k.pending) > knownVerticesLimit {
-		clear(k.committed)
+	switch {
+	case len(k.pending) > knownVerticesLimit:
+		k.pending = map[string]string{} // more than it holds: keep what it had
+		return
+	case len(k.committed)+len(k.pending) > knownVerticesLimit:
+		k.committed = make(map[string]string, len(k.pending))
 	}
 	maps.Copy(k.committed, k.pending)
 	clear(k.pending)
 }
 
 // rollback forgets what the transaction that was rolled back wrote or read.
-func (k *knownVertices) rollback() { clear(k.pending) }
+func (k *knownVertices) rollback() {
+	if len(k.pending) > knownVerticesLimit {
+		k.pending = map[string]string{}
+		return
+	}
+	clear(k.pending)
+}

@@ -60,3 +60,33 @@ func TestKnownVerticesHoldNoBody(t *testing.T) {
 		t.Errorf("the heap kept %d MiB after %d ingests of %d MiB each", grew>>20, bodies, size>>20)
 	}
 }
+
+// TestKnownVerticesStayBounded: a transaction that wrote more vertices than the
+// writer remembers leaves it within its limit, and the memory of those vertices
+// goes once they are forgotten (a cleared map keeps its tables at their largest).
+func TestKnownVerticesStayBounded(t *testing.T) {
+	k := newKnownVertices()
+	k.add("a", "short_url")
+	k.commit()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for _, end := range []func(){k.commit, k.rollback} {
+		for i := range 4 * knownVerticesLimit {
+			k.add(fmt.Sprintf("%064d", i), "short_url")
+		}
+		end()
+	}
+	for i := range 3 { // small transactions after
+		k.add(fmt.Sprint("small", i), "short_url")
+		k.commit()
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if n := len(k.committed); n > knownVerticesLimit || n < 4 {
+		t.Errorf("%d vertices remembered, want the first and the small transactions' within %d", n, knownVerticesLimit)
+	}
+	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 8<<20 {
+		t.Errorf("the heap kept %d MiB after the large transactions were forgotten", grew>>20)
+	}
+}
