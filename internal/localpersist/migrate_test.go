@@ -182,6 +182,50 @@ func TestMigrateV3(t *testing.T) {
 	}
 }
 
+// TestEdgeCountsAdded: a version 3 file written before edge_counts joined version 3
+// (d07cea9 to eb7993f), and one that an earlier build then marked version 5 while it
+// failed to open, open with the all-time counts of their clicks.
+func TestEdgeCountsAdded(t *testing.T) {
+	dropCounts := func(t *testing.T, path string) {
+		t.Helper()
+		db, err := sql.Open("sqlite", dsn(path, true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.Exec(`DROP TABLE edge_counts`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		name    string
+		version int
+	}{{"version 3 without it", 3}, {"marked version 5 without it", schemaVersion}} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := copyFixture(t, "testdata/persist-v3")
+			if tt.version == schemaVersion {
+				s, err := Open(context.Background(), path, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			dropCounts(t, path)
+			e := openEnv(t, path, Options{})
+			if got := e.query(t, countQuery, map[string]any{"token": "7BTadEDkJ8"}); !cmp.Equal(got, []any{int64(5)}) {
+				t.Errorf("clicks = %v, want 5", got)
+			}
+			popular := shortURL(t, "7BTadEDkJ8")
+			e.mustIngest(t, graphson.Document{Edges: []graphson.Edge{click(t, popular, "ev_new")}})
+			if got := e.query(t, countQuery, map[string]any{"token": "7BTadEDkJ8"}); !cmp.Equal(got, []any{int64(6)}) {
+				t.Errorf("clicks after one more = %v, want 6", got)
+			}
+		})
+	}
+}
+
 // checkGone checks that the migration dropped the named tables of older versions.
 func checkGone(t *testing.T, e *testEnv, tables ...string) {
 	t.Helper()

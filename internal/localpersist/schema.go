@@ -154,9 +154,17 @@ func migrate(ctx context.Context, db *sql.DB) (err error) {
 	case version > schemaVersion:
 		return fmt.Errorf("database schema version %d is newer than this program's %d", version, schemaVersion)
 	case version == schemaVersion:
-		return tx.Rollback()
+		added, err := addEdgeCounts(ctx, tx)
+		if err != nil || !added {
+			_ = tx.Rollback()
+			return err
+		}
+		return tx.Commit()
 	case version >= 1 && version <= 4:
 		if err := migrateFrom(ctx, tx, version); err != nil {
+			return err
+		}
+		if _, err := addEdgeCounts(ctx, tx); err != nil {
 			return err
 		}
 	default:
@@ -171,6 +179,29 @@ func migrate(ctx context.Context, db *sql.DB) (err error) {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
+}
+
+// addEdgeCounts creates edge_counts, counting the stored edges, in a file that lacks
+// it. Version 3 gained the table a few commits after it was first written (at
+// eb7993f, without a version of its own), so a file written in between is version 3
+// without it; before this check, migrating such a file set version 5 and then
+// failed to open, for good.
+func addEdgeCounts(ctx context.Context, tx *sql.Tx) (bool, error) {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'edge_counts'`).Scan(&n); err != nil {
+		return false, fmt.Errorf("look for edge_counts: %w", err)
+	}
+	if n > 0 {
+		return false, nil
+	}
+	err := execAll(ctx, tx, []string{
+		edgeCountsTable,
+		`INSERT INTO edge_counts (out_v, label, n) SELECT out_v, label, count(*) FROM edges GROUP BY out_v, label`,
+	})
+	if err != nil {
+		return false, fmt.Errorf("add edge_counts: %w", err)
+	}
+	return true, nil
 }
 
 func execAll(ctx context.Context, tx *sql.Tx, stmts []string) error {
