@@ -435,6 +435,11 @@ func appendResult(b []byte, v any) ([]byte, error) {
 		b = append(b, `,"outV":`...)
 		b = appendJSONString(b, v.outV)
 		return append(b, "}}"...), nil
+	case []any:
+		if !containsElement(v) {
+			return graphson.AppendValue(b, v)
+		}
+		return appendResults(b, v)
 	case map[string]any:
 		if !containsElement(v) {
 			return graphson.AppendValue(b, v)
@@ -461,11 +466,24 @@ func appendResult(b []byte, v any) ([]byte, error) {
 	return graphson.AppendValue(b, v)
 }
 
-func containsElement(m map[string]any) bool {
-	for _, v := range m {
-		switch v.(type) {
-		case *vertex, *edge:
-			return true
+// containsElement reports whether v holds a vertex or an edge at any depth (a
+// project() inside a project(), a list of them), which graphson.AppendValue cannot
+// write.
+func containsElement(v any) bool {
+	switch v := v.(type) {
+	case *vertex, *edge:
+		return true
+	case map[string]any:
+		for _, x := range v {
+			if containsElement(x) {
+				return true
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if containsElement(x) {
+				return true
+			}
 		}
 	}
 	return false

@@ -249,6 +249,12 @@ func TestGremlinElements(t *testing.T) {
 	if status != http.StatusOK || string(r.Result.Data) != want {
 		t.Errorf("edge in map: HTTP %d, data %s;\nwant %s", status, r.Result.Data, want)
 	}
+	status, r = e.gremlin(t, "g.V().hasLabel('sample').project('outer').by(__.project('inner').by(__.limit(1)))", nil)
+	want = `{"@type":"g:List","@value":[{"@type":"g:Map","@value":["outer",{"@type":"g:Map","@value":["inner",{"@type":"g:Vertex","@value":{"id":"` +
+		f.sample.ID + `","label":"sample"}}]}]}]}`
+	if status != http.StatusOK || string(r.Result.Data) != want {
+		t.Errorf("vertex in a map in a map: HTTP %d, code %d %q, data %s;\nwant %s", status, r.Status.Code, r.Status.Message, r.Result.Data, want)
+	}
 }
 
 // TestScriptSizeBounded: a script over maxScriptBytes is refused with 400 before it
