@@ -136,6 +136,10 @@ func (c *scriptCache) parse(src string) (*traversal, error) {
 // lookup of 1,000 tokens inlined as literals, is ~14 KB.
 const maxScriptBytes = 64 << 10
 
+// maxBindingList bounds a list binding (within(…)): each value is an SQL parameter,
+// and SQLite takes at most 32,766 in a statement. Linoone's largest is 1,000 tokens.
+const maxBindingList = 10_000
+
 // decodeGremlinRequest reads {"gremlin": "…", "bindings": {…}} strictly. Binding values
 // are plain JSON strings, integers and booleans, or arrays of them (a List on Gremlin
 // Server, for within(…)), as Gremlin Server's HTTP endpoint receives them.
@@ -189,6 +193,9 @@ func decodeBinding(raw json.RawMessage) (any, error) {
 		return nil, err
 	}
 	if list, ok := v.([]any); ok {
+		if len(list) > maxBindingList {
+			return nil, fmt.Errorf("a list of %d values, over the limit of %d", len(list), maxBindingList)
+		}
 		out := make([]any, len(list))
 		for i, x := range list {
 			s, err := scalarBinding(x)

@@ -257,10 +257,10 @@ func TestGremlinElements(t *testing.T) {
 	}
 }
 
-// TestScriptSizeBounded: a script over maxScriptBytes is refused with 400 before it
+// TestScriptAndListsBounded: a script over maxScriptBytes is refused with 400 before it
 // is tokenised; the largest Linoone sends (1,000 tokens inlined as literals, as for
-// Neptune) is served.
-func TestScriptSizeBounded(t *testing.T) {
+// Neptune) is served. So is a list binding over maxBindingList.
+func TestScriptAndListsBounded(t *testing.T) {
 	e := newEnv(t, Options{})
 	status, r := e.gremlin(t, "g.V().limit(1)"+strings.Repeat(" ", maxScriptBytes), nil)
 	if status != http.StatusBadRequest || !strings.Contains(r.Status.Message, "over the limit") {
@@ -275,5 +275,18 @@ func TestScriptSizeBounded(t *testing.T) {
 		".by('short_url_token').by('short_url_path').by('target_url')"
 	if status, r := e.gremlin(t, script, nil); status != http.StatusOK {
 		t.Errorf("a %d-byte lookup of 1,000 inlined tokens: HTTP %d, %q", len(script), status, r.Status.Message)
+	}
+	// A list binding takes an SQL parameter a value: past maxBindingList it is
+	// refused as a bad request, not failed in SQLite as a storage failure.
+	tokens := make([]any, maxBindingList+1)
+	for i := range tokens {
+		tokens[i] = fmt.Sprintf("tok%07d", i)
+	}
+	lookup := "g.V().hasLabel('short_url').has('short_url_token', within(tokens)).values('target_url')"
+	if status, r := e.gremlin(t, lookup, map[string]any{"tokens": tokens}); status != http.StatusBadRequest || !strings.Contains(r.Status.Message, "over the limit") {
+		t.Errorf("a list binding of %d values: HTTP %d, %q; want 400 naming the limit", len(tokens), status, r.Status.Message)
+	}
+	if status, r := e.gremlin(t, lookup, map[string]any{"tokens": tokens[:maxBindingList]}); status != http.StatusOK {
+		t.Errorf("a list binding of %d values: HTTP %d, %q", maxBindingList, status, r.Status.Message)
 	}
 }
