@@ -368,12 +368,7 @@ func TestOffsetPastTheEndOnDiskLosesNothingAfter(t *testing.T) {
 	if err := bus3.Close(); err != nil {
 		t.Fatal(err)
 	}
-	ing2 := &fakeIngester{}
-	c2 := newConsumer(t, after, ing2, ConsumerOptions{})
-	if err := c2.Drain(ctxTimeout(t)); err != nil {
-		t.Fatal(err)
-	}
-	got := ing2.edges()
+	got := drainFresh(t, after).edges()
 	for i, f := range fs[20:] {
 		if got[factEdgeID(t, f)] == 0 {
 			t.Errorf("event %d, acknowledged after the reboot, was not delivered", 20+i)
@@ -1251,12 +1246,7 @@ func TestWriterGoesOnInTheSegmentARollNamed(t *testing.T) {
 	if got := segmentEnd(t, segmentPath(journal, 2)); got == segHeader {
 		t.Error("nothing was written to the segment the roll named")
 	}
-	ing := &fakeIngester{}
-	c := newConsumer(t, dir, ing, ConsumerOptions{})
-	if err := c.Drain(ctxTimeout(t)); err != nil {
-		t.Fatal(err)
-	}
-	got := ing.edges()
+	got := drainFresh(t, dir).edges()
 	for _, f := range append(fs[:20:20], acked...) {
 		if got[factEdgeID(t, f)] == 0 {
 			t.Errorf("acknowledged event %s was not delivered", f.IdempotencyKey)

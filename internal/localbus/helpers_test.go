@@ -70,6 +70,17 @@ func openBus(t testing.TB, dir string, opts BusOptions) *Bus {
 	return b
 }
 
+// drainFresh drains the journal in dir with a new consumer into a new fake Persist,
+// and returns that.
+func drainFresh(t testing.TB, dir string) *fakeIngester {
+	t.Helper()
+	ing := &fakeIngester{}
+	if err := newConsumer(t, dir, ing, ConsumerOptions{}).Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	return ing
+}
+
 func newConsumer(t testing.TB, dir string, ing Ingester, opts ConsumerOptions) *Consumer {
 	t.Helper()
 	opts.Ingester = ing
