@@ -130,7 +130,7 @@ func parseRule(text string) (Kind, string, prefix, error) {
 		if err != nil {
 			return "", "", prefix{}, err
 		}
-		return KindPrefix, h, prefix{scheme: u.scheme, port: u.port, rest: u.rest}, nil
+		return KindPrefix, h, prefix{scheme: u.scheme, port: u.port, rest: browserPath(u.rest)}, nil
 	}
 	if strings.Contains(text, "/") {
 		return "", "", prefix{}, errors.New("a rule is a host, *.domain or an http(s) URL prefix")
@@ -188,9 +188,12 @@ func (l *List) Match(target string) (Rule, bool) {
 	if r := l.matchDomain(h); r != nil {
 		return *r, true
 	}
-	for _, p := range l.prefixes[h] {
-		if p.scheme == u.scheme && p.port == u.port && strings.HasPrefix(u.rest, p.rest) {
-			return *p.rule, true
+	if ps := l.prefixes[h]; len(ps) > 0 {
+		rest := browserPath(u.rest)
+		for _, p := range ps {
+			if p.scheme == u.scheme && p.port == u.port && strings.HasPrefix(rest, p.rest) {
+				return *p.rule, true
+			}
 		}
 	}
 	return Rule{}, false

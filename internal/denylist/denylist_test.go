@@ -65,6 +65,18 @@ func TestMatchEverySpelling(t *testing.T) {
 		{"https://BÜCHER.example/", denylist.KindHost},
 		{"https://good.example/", ""},
 		{"not a url", ""},
+		// Spellings a browser reads as a blocked host or path.
+		{"https://%65vil.example/x", denylist.KindHost},                 // a percent-escaped letter
+		{"https://%EF%BD%85vil.example/x", denylist.KindHost},           // an escaped fullwidth letter
+		{"https://ev%C2%ADil.example/x", denylist.KindHost},             // an escaped soft hyphen
+		{"https://login.b%C2%ADad.phish.example/", denylist.KindDomain}, // under a domain rule
+		{"https://docs.example.com/x/../shared/a", denylist.KindPrefix},
+		{"https://docs.example.com/./shared/a", denylist.KindPrefix},
+		{"https://docs.example.com/%2e%2E/shared/a", denylist.KindPrefix},
+		{"https://docs.example.com/x/.%2e/shared/a?q#f", denylist.KindPrefix},
+		{`https://docs.example.com/x\..\shared\a`, denylist.KindPrefix}, // '\' is '/' to a browser
+		{"https://docs.example.com/shared/../other/", ""},
+		{"https://docs.example.com/sha%72ed/a", ""}, // other escapes compare as written
 	}
 	for _, tt := range tests {
 		t.Run(tt.target, func(t *testing.T) {

@@ -2,6 +2,7 @@ package denylist
 
 import (
 	"net/netip"
+	"net/url"
 	"strings"
 
 	"github.com/linoone/linoone/internal/hostname"
@@ -56,12 +57,57 @@ func splitURL(s string) (urlParts, bool) {
 // already canonical: a lower-case ASCII name of letters, digits, '-' and '.' that
 // neither ends in a dot nor in a number nor holds a punycode label. Most targets
 // are such names, and Normalize's UTS-46 processing costs more than the lookups.
+//
+// A host may be written with percent-escapes (https://%65vil.example/): browsers
+// read it decoded, so it is compared decoded.
 func canonical(host string) (string, bool) {
 	if isPlainName(host) {
 		return host, true
 	}
+	if strings.IndexByte(host, '%') >= 0 {
+		decoded, err := url.PathUnescape(host)
+		if err != nil {
+			return "", false
+		}
+		host = decoded
+	}
 	c, err := hostname.Normalize(host)
 	return c, err == nil
+}
+
+// browserPath returns rest (a path, then any query and fragment) with its path as a
+// browser requests it: '\' read as '/', as browsers do in http and https URLs, and
+// "." and ".." segments removed, also when spelled with %2e. A prefix rule compares
+// that path, so that /x/../shared/a meets a rule for /shared/. Most paths hold none
+// of these, and are returned as they are.
+func browserPath(rest string) string {
+	end := strings.IndexAny(rest, "?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	path, tail := rest[:end], rest[end:]
+	if !strings.ContainsAny(path, ".\\") && !strings.Contains(path, "%2e") && !strings.Contains(path, "%2E") {
+		return rest
+	}
+	segs := strings.Split(strings.ReplaceAll(path, "\\", "/"), "/")[1:] // path starts with '/'
+	out := make([]string, 0, len(segs))
+	for i, seg := range segs {
+		last := i == len(segs)-1
+		switch lower := strings.ToLower(seg); lower {
+		case ".", "%2e":
+		case "..", ".%2e", "%2e.", "%2e%2e":
+			if len(out) > 0 {
+				out = out[:len(out)-1]
+			}
+		default:
+			out = append(out, seg)
+			continue
+		}
+		if last {
+			out = append(out, "") // "/a/b/.." is "/a/"
+		}
+	}
+	return "/" + strings.Join(out, "/") + tail
 }
 
 func isPlainName(h string) bool {
