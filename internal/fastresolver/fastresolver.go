@@ -25,6 +25,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -138,6 +140,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	token, ok := redirectToken(ctx)
 	if !ok {
+		// net/http's server refuses a request target it cannot parse with 400, before
+		// any handler; the adaptor to the net/http handler would answer 500.
+		if _, err := url.ParseRequestURI(string(ctx.RequestURI())); err != nil {
+			ctx.Error("400 Bad Request", http.StatusBadRequest)
+			return
+		}
 		s.other(ctx)
 		return
 	}
@@ -204,6 +212,13 @@ func answerUnreadable(ctx *fasthttp.RequestCtx, err error) {
 // serve (a malformed request, a connection error).
 type logger struct{ log *slog.Logger }
 
+// fasthttp's message for a request head it cannot parse ends with that head's first
+// and last bytes, headers included ("…, contents: …"): they may hold an Authorization
+// header or cookies, so the message is cut there.
 func (l logger) Printf(format string, args ...any) {
-	l.log.Warn(fmt.Sprintf(format, args...), "server", "resolver")
+	msg := fmt.Sprintf(format, args...)
+	if i := strings.Index(msg, ", contents: "); i >= 0 {
+		msg = msg[:i] + " (request head not logged)"
+	}
+	l.log.Warn(msg, "server", "resolver")
 }

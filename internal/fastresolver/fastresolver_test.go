@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"reflect"
@@ -268,6 +269,8 @@ func TestRefusesWhatNetHTTPRefuses(t *testing.T) {
 		get + "\r\n", // HTTP/1.1 without Host
 		get + "Host: x\r\nX: a\nb\r\n\r\n",
 		get + "Host: x\r\n X-Folded: y\r\n\r\n",
+		"GET /%zz HTTP/1.1\r\nHost: x\r\n\r\n", // a path net/http cannot parse
+		"GET /" + string(known.Token) + "%zz HTTP/1.1\r\nHost: x\r\n\r\n",
 	} {
 		netAddr, netPub := serveNetHTTP(t)
 		fastAddr, fastPub, _ := serveFast(t, false)
@@ -386,4 +389,59 @@ func TestKeepAliveAndPipelining(t *testing.T) {
 	if n := len(pub.taken()); n != 4 { // every GET, not the HEAD
 		t.Fatalf("%d clicks recorded, want 4", n)
 	}
+}
+
+// TestMalformedRequestLogsNoHeaders: fasthttp logs a request head it cannot parse
+// with the head's bytes; the log keeps the error and leaves out the head, which may
+// carry an Authorization header or cookies.
+func TestMalformedRequestLogsNoHeaders(t *testing.T) {
+	var logs syncBuffer
+	api, _ := newAPI(t)
+	ln := listen(t)
+	srv := fastresolver.New(api, fastresolver.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	const signature = "Signature=5ecre7f00d"
+	resp, _ := exchange(t, ln.Addr().String(), "GET /"+string(known.Token)+" HTTP/1.1\r\nHost: x\r\n"+
+		"Authorization: AWS4-HMAC-SHA256 Credential=LNKX/20261201/us-east-1/execute-api/aws4_request, SignedHeaders=host, "+signature+"\r\n"+
+		"Cookie: session=c00k1e\r\nContent-Length: x\r\n\r\n")
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("malformed request: %d, want 400", resp.StatusCode)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(ctx)
+	<-served
+	// fasthttp logs once the connection's goroutine returns, which may be after the
+	// client has its answer.
+	out := logs.String()
+	for deadline := time.Now().Add(2 * time.Second); !strings.Contains(out, "error when serving") && time.Now().Before(deadline); out = logs.String() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(out, "request head not logged") {
+		t.Errorf("no warning for the malformed request in %q", out)
+	}
+	for _, secret := range []string{signature, "c00k1e", "Credential="} {
+		if strings.Contains(out, secret) {
+			t.Errorf("the log holds %q: %s", secret, out)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer that the server's goroutines may write concurrently.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
