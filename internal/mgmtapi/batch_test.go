@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -254,6 +255,25 @@ func TestBatchRefusedWhole(t *testing.T) {
 	}
 	if got := decodeBatch(t, e.post(t, "/shorten/batch", items(1000))); len(got.Results) != 1000 {
 		t.Errorf("1,000 items: %d results", len(got.Results))
+	}
+}
+
+// TestBatchOfManyValuesRefusedBeforeDecoding: a body within the size limit that holds
+// a vast number of JSON values is refused before the validator decodes them into Go
+// values (a 4 MiB body of "{}," × 1.4 million cost ~150 MB and over a second).
+func TestBatchOfManyValuesRefusedBeforeDecoding(t *testing.T) {
+	e := newEnv(t)
+	n := (mgmtapi.MaxBatchBodyBytes - 20) / 3
+	body := []byte(`{"items":[` + strings.Repeat(`{},`, n-1) + `{}]}`)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got := e.post(t, "/shorten/batch", body)
+	runtime.ReadMemStats(&after)
+	if got.status != http.StatusBadRequest || !strings.Contains(string(got.body), "JSON values") {
+		t.Errorf("%d items: %d %s, want 400 naming the JSON values", n, got.status, got.body)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 40<<20 {
+		t.Errorf("refusing a %d KiB body allocated %d MiB", len(body)>>10, alloc>>20)
 	}
 }
 
