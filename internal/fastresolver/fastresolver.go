@@ -27,6 +27,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -62,6 +63,10 @@ type Server struct {
 	api    *httpapi.ResolverHandler
 	other  fasthttp.RequestHandler // the net/http handler, through the adaptor
 	closed chan struct{}
+
+	mu   sync.Mutex
+	ln   net.Listener // the listener Serve took, which Shutdown closes
+	done bool         // Shutdown was called
 }
 
 // New returns the server of api.
@@ -114,6 +119,13 @@ func (s *Server) Handler() fasthttp.RequestHandler { return s.handle }
 // (as net/http's Serve does). Each connection reads a request in one read(2) where
 // the platform allows (readAhead).
 func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.done {
+		s.mu.Unlock()
+		return http.ErrServerClosed
+	}
+	s.ln = ln
+	s.mu.Unlock()
 	err := s.srv.Serve(readAhead(ln))
 	select {
 	case <-s.closed:
@@ -127,14 +139,22 @@ func (s *Server) Serve(ln net.Listener) error {
 }
 
 // Shutdown stops accepting connections, closes idle ones and waits for the requests
-// in flight to be answered, or for ctx to end.
+// in flight to be answered, or for ctx to end. A Serve called after it returns at
+// once; one that had not yet handed its listener to fasthttp (whose Shutdown then
+// returns at once and would let it serve on for good) ends when the listener closes.
 func (s *Server) Shutdown(ctx context.Context) error {
-	select {
-	case <-s.closed:
-	default:
+	s.mu.Lock()
+	if !s.done {
+		s.done = true
 		close(s.closed)
 	}
-	return s.srv.ShutdownWithContext(ctx)
+	ln := s.ln
+	s.mu.Unlock()
+	err := s.srv.ShutdownWithContext(ctx)
+	if ln != nil {
+		_ = ln.Close() // closed already, unless Serve had not got to fasthttp yet
+	}
+	return err
 }
 
 func (s *Server) handle(ctx *fasthttp.RequestCtx) {

@@ -445,3 +445,40 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestShutdownAtStartEndsServe: serve shuts down at once when its signal came
+// during startup. A Serve called after Shutdown returns, and so does one racing
+// it: fasthttp's own Shutdown returns at once while Serve has not registered its
+// listener, and that Serve would then have served on for good (serve hung in
+// servers.Wait, 1 to 3 starts in 100).
+func TestShutdownAtStartEndsServe(t *testing.T) {
+	api, _ := newAPI(t)
+	after := fastresolver.New(api, fastresolver.Options{})
+	if err := after.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ended := func(what string, served <-chan error) {
+		t.Helper()
+		select {
+		case err := <-served:
+			if !errors.Is(err, http.ErrServerClosed) {
+				t.Fatalf("%s: Serve = %v, want http.ErrServerClosed", what, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: Serve still running 5 s after Shutdown returned", what)
+		}
+	}
+	ln := listen(t)
+	served := make(chan error, 1)
+	go func() { served <- after.Serve(ln) }()
+	ended("Serve after Shutdown", served)
+	for i := range 50 {
+		srv := fastresolver.New(api, fastresolver.Options{})
+		ln, served := listen(t), make(chan error, 1)
+		go func() { served <- srv.Serve(ln) }()
+		if err := srv.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		ended(fmt.Sprintf("start %d", i), served)
+	}
+}
