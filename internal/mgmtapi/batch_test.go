@@ -272,7 +272,7 @@ func TestBatchOfManyValuesRefusedBeforeDecoding(t *testing.T) {
 	if got.status != http.StatusBadRequest || !strings.Contains(string(got.body), "JSON values") {
 		t.Errorf("%d items: %d %s, want 400 naming the JSON values", n, got.status, got.body)
 	}
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 40<<20 {
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 80<<20 { // 253 MiB before; the body is copied a few times on its way
 		t.Errorf("refusing a %d KiB body allocated %d MiB", len(body)>>10, alloc>>20)
 	}
 }
