@@ -189,7 +189,8 @@ type ClientInterface interface {
 	//
 	// With an `Idempotency-Key` item *i* (from 0) uses the key `<key>#<i>`: retrying
 	// the batch answers the same tokens (`replayed: true`) and writes nothing new.
-	// The body may be up to 4 MiB (1,000 target URLs of 2,048 characters fit).
+	// The body may be up to 4 MiB (1,000 target URLs of 2,048 characters fit) and
+	// hold up to 20,000 JSON values (a full batch holds about 3,000).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -208,7 +209,8 @@ type ClientInterface interface {
 	//
 	// With an `Idempotency-Key` item *i* (from 0) uses the key `<key>#<i>`: retrying
 	// the batch answers the same tokens (`replayed: true`) and writes nothing new.
-	// The body may be up to 4 MiB (1,000 target URLs of 2,048 characters fit).
+	// The body may be up to 4 MiB (1,000 target URLs of 2,048 characters fit) and
+	// hold up to 20,000 JSON values (a full batch holds about 3,000).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -383,7 +385,8 @@ func (c *Client) Shorten(ctx context.Context, params *ShortenParams, body Shorte
 //
 // With an `Idempotency-Key` item *i* (from 0) uses the key `<key>#<i>`: retrying
 // the batch answers the same tokens (`replayed: true`) and writes nothing new.
-// The body may be up to 4 MiB (1,000 target URLs of 2,048 characters fit).
+// The body may be up to 4 MiB (1,000 target URLs of 2,048 characters fit) and
+// hold up to 20,000 JSON values (a full batch holds about 3,000).
 //
 // Takes any type of body and a specified content type.
 //
@@ -412,7 +415,8 @@ func (c *Client) ShortenBatchWithBody(ctx context.Context, params *ShortenBatchP
 //
 // With an `Idempotency-Key` item *i* (from 0) uses the key `<key>#<i>`: retrying
 // the batch answers the same tokens (`replayed: true`) and writes nothing new.
-// The body may be up to 4 MiB (1,000 target URLs of 2,048 characters fit).
+// The body may be up to 4 MiB (1,000 target URLs of 2,048 characters fit) and
+// hold up to 20,000 JSON values (a full batch holds about 3,000).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -878,7 +882,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// With an `Idempotency-Key` item *i* (from 0) uses the key `<key>#<i>`: retrying
 	// the batch answers the same tokens (`replayed: true`) and writes nothing new.
-	// The body may be up to 4 MiB (1,000 target URLs of 2,048 characters fit).
+	// The body may be up to 4 MiB (1,000 target URLs of 2,048 characters fit) and
+	// hold up to 20,000 JSON values (a full batch holds about 3,000).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -897,7 +902,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// With an `Idempotency-Key` item *i* (from 0) uses the key `<key>#<i>`: retrying
 	// the batch answers the same tokens (`replayed: true`) and writes nothing new.
-	// The body may be up to 4 MiB (1,000 target URLs of 2,048 characters fit).
+	// The body may be up to 4 MiB (1,000 target URLs of 2,048 characters fit) and
+	// hold up to 20,000 JSON values (a full batch holds about 3,000).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1523,7 +1529,8 @@ func (c *ClientWithResponses) ShortenWithResponse(ctx context.Context, params *S
 //
 // With an `Idempotency-Key` item *i* (from 0) uses the key `<key>#<i>`: retrying
 // the batch answers the same tokens (`replayed: true`) and writes nothing new.
-// The body may be up to 4 MiB (1,000 target URLs of 2,048 characters fit).
+// The body may be up to 4 MiB (1,000 target URLs of 2,048 characters fit) and
+// hold up to 20,000 JSON values (a full batch holds about 3,000).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -1548,7 +1555,8 @@ func (c *ClientWithResponses) ShortenBatchWithBodyWithResponse(ctx context.Conte
 //
 // With an `Idempotency-Key` item *i* (from 0) uses the key `<key>#<i>`: retrying
 // the batch answers the same tokens (`replayed: true`) and writes nothing new.
-// The body may be up to 4 MiB (1,000 target URLs of 2,048 characters fit).
+// The body may be up to 4 MiB (1,000 target URLs of 2,048 characters fit) and
+// hold up to 20,000 JSON values (a full batch holds about 3,000).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
