@@ -67,10 +67,12 @@ func TestDocsAreServedUnsigned(t *testing.T) {
 	}
 }
 
-// TestDocsMethodNotAllowed: a signed request with another method gets 405 and Allow.
+// TestDocsMethodNotAllowed: a signed request with another method gets 405 and an
+// Allow that names what the route serves: GET only, as on API Gateway, where a HEAD
+// finds no route.
 func TestDocsMethodNotAllowed(t *testing.T) {
 	h, _ := newManagementAPI(t, newStore(), time.Now)
-	for _, path := range []string{"/docs", "/openapi.yaml"} {
+	for _, path := range []string{"/docs", "/openapi.yaml", "/healthz", "/links/7BTadEDkJ8", "/links/7BTadEDkJ8/stats"} {
 		res, body := do(t, h, signed(t, http.MethodPost, path, "application/json", []byte(`{}`), creds, time.Now()))
 		if res.StatusCode != http.StatusMethodNotAllowed || res.Header.Get("Allow") != "GET" {
 			t.Errorf("POST %s: %d Allow %q %s", path, res.StatusCode, res.Header.Get("Allow"), body)

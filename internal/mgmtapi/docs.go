@@ -13,8 +13,9 @@ import (
 )
 
 // isPublic reports the requests served without a signature: the liveness probe and
-// the contract, GET /openapi.yaml and its HTML reference GET /docs (HEAD answers as
-// GET). On AWS their routes have authorization NONE; every other stays AWS_IAM.
+// the contract, GET /openapi.yaml and its HTML reference GET /docs. On AWS their
+// routes have authorization NONE; every other stays AWS_IAM (a HEAD, which has no
+// route there, is signed and then finds no route here either).
 func isPublic(r *http.Request) bool {
 	if isHealth(r) {
 		return true
