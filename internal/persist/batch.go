@@ -57,7 +57,7 @@ func (c *Client) LookupMany(ctx context.Context, toks []shorturl.Token) ([]short
 		body = append(body, "]}"...)
 	}
 	body = append(body, '}')
-	resp, err := c.postWithin(ctx, batchTimeoutFactor*c.timeout, "lookup-many", c.gremlinURL, body, gremlinAccept)
+	resp, err := c.postWithin(ctx, batchTimeoutFactor*c.timeout, lookupManyLimit(len(toks)), "lookup-many", c.gremlinURL, body, gremlinAccept)
 	if err != nil {
 		return nil, err
 	}
@@ -87,6 +87,15 @@ func (c *Client) LookupMany(ctx context.Context, toks []shorturl.Token) ([]short
 	return out, nil
 }
 
+// lookupManyLimit bounds the answer to a lookup of n tokens by what n rows can take:
+// a target of MaxTargetLength code points, each escaped as up to 12 bytes (a
+// surrogate pair's two \uXXXX), and a KiB for its token, path and GraphSON. A fixed
+// 4 MiB, the request's own bound, refused the answer to an idempotent retry of a full
+// batch of long non-ASCII targets on every attempt.
+func lookupManyLimit(n int) int {
+	return max(maxResponse, n*(12*shorturl.MaxTargetLength+1<<10))
+}
+
 // SaveMany ingests the short URLs' vertices as one GraphSON document, in one call.
 func (c *Client) SaveMany(ctx context.Context, us []shorturl.ShortURL) error {
 	doc := graphson.Document{Vertices: make([]graphson.Vertex, 0, len(us))}
@@ -101,7 +110,7 @@ func (c *Client) SaveMany(ctx context.Context, us []shorturl.ShortURL) error {
 	if err != nil {
 		return fmt.Errorf("encode graphson: %w", err)
 	}
-	ack, err := c.postWithin(ctx, batchTimeoutFactor*c.timeout, "ingest", c.ingestURL, body, "application/json")
+	ack, err := c.postWithin(ctx, batchTimeoutFactor*c.timeout, responseLimit("ingest"), "ingest", c.ingestURL, body, "application/json")
 	if err != nil {
 		return err
 	}

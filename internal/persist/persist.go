@@ -270,11 +270,11 @@ func checkAck(ack []byte) error {
 // post sends body and returns the 200 response body; every other outcome is an
 // *Error of operation op.
 func (c *Client) post(ctx context.Context, op, url string, body []byte, accept string) ([]byte, error) {
-	return c.postWithin(ctx, timeoutFor(op, c.timeout), op, url, body, accept)
+	return c.postWithin(ctx, timeoutFor(op, c.timeout), responseLimit(op), op, url, body, accept)
 }
 
 // postWithin is post with its own timeout (a batch's calls carry up to 1,000 items).
-func (c *Client) postWithin(ctx context.Context, timeout time.Duration, op, url string, body []byte, accept string) ([]byte, error) {
+func (c *Client) postWithin(ctx context.Context, timeout time.Duration, limit int, op, url string, body []byte, accept string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
@@ -293,7 +293,6 @@ func (c *Client) postWithin(ctx context.Context, timeout time.Duration, op, url 
 		return nil, &Error{Op: op, Err: err}
 	}
 	defer resp.Body.Close()
-	limit := responseLimit(op)
 	b, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
 	switch {
 	case err != nil:
