@@ -134,6 +134,10 @@ func parseRecords(content []byte) ([]record, error) {
 	if _, err := r.Read(); err != nil {
 		return nil, err
 	}
+	// A row with more fields than the header is most likely a target with an unquoted
+	// comma (…/@52.52,13.40,15z): its first field is a valid URL, just not the one
+	// meant, so the file is refused before anything is minted.
+	width := len(header)
 	var recs []record
 	for {
 		row, err := r.Read()
@@ -144,6 +148,9 @@ func parseRecords(content []byte) ([]record, error) {
 			return nil, fmt.Errorf("csv: %w", err)
 		}
 		line, _ := r.FieldPos(0)
+		if len(row) > width {
+			return nil, fmt.Errorf("line %d has %d fields where the header has %d: quote a target_url that holds a comma", line, len(row), width)
+		}
 		if col >= len(row) {
 			recs = append(recs, record{line: line}) // no target_url: the server names the rule
 			continue
@@ -152,14 +159,18 @@ func parseRecords(content []byte) ([]record, error) {
 	}
 }
 
+// plainRecords reads one target a line, of any length (the server refuses one too
+// long on its own line; a scanner's cap would have ended the file there, silently),
+// after a UTF-8 byte order mark, which Windows editors write.
 func plainRecords(content []byte) []record {
 	var recs []record
-	sc := bufio.NewScanner(bytes.NewReader(content))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		if t := strings.TrimSpace(sc.Text()); t != "" {
+	content = bytes.TrimPrefix(content, []byte("\ufeff"))
+	for n := 1; len(content) > 0; n++ {
+		line, rest, _ := bytes.Cut(content, []byte("\n"))
+		if t := strings.TrimSpace(string(line)); t != "" {
 			recs = append(recs, record{line: n, target: t})
 		}
+		content = rest
 	}
 	return recs
 }

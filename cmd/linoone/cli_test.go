@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -109,5 +110,44 @@ func TestVersion(t *testing.T) {
 	code, stdout, _ := runCLI(t, "version")
 	if code != 0 || !strings.HasPrefix(stdout, "linoone github.com/linoone/linoone ") || !strings.Contains(stdout, "\nrevision ") {
 		t.Errorf("exit %d:\n%s", code, stdout)
+	}
+}
+
+// TestParseRecords: what shorten --file reads from a file, line by line.
+func TestParseRecords(t *testing.T) {
+	long := "https://example.com/" + strings.Repeat("a", 2<<20) // past any scanner's cap
+	for _, tc := range []struct {
+		name, in string
+		want     []record
+		err      string
+	}{
+		{"plain, CRLF, blank lines, no final newline", "https://a.example/\r\n\r\n  https://b.example/ \r\nhttps://c.example/",
+			[]record{{1, "https://a.example/"}, {3, "https://b.example/"}, {4, "https://c.example/"}}, ""},
+		{"a byte order mark", "\ufeffhttps://a.example/\nhttps://b.example/\n",
+			[]record{{1, "https://a.example/"}, {2, "https://b.example/"}}, ""},
+		{"a line of megabytes ends nothing", "https://a.example/\n" + long + "\nhttps://c.example/\n",
+			[]record{{1, "https://a.example/"}, {2, long}, {3, "https://c.example/"}}, ""},
+		{"csv, a quoted comma", "name,target_url\nmap,\"https://maps.example/@52.52,13.40,15z\"\n",
+			[]record{{2, "https://maps.example/@52.52,13.40,15z"}}, ""},
+		{"csv, a missing field", "target_url,name\n\n,x\n", []record{{3, ""}}, ""},
+		{"csv, an unquoted comma", "target_url\nhttps://maps.example/@52.52,13.40,15z\n", nil,
+			"line 2 has 3 fields where the header has 1: quote a target_url that holds a comma"},
+	} {
+		got, err := parseRecords([]byte(tc.in))
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%s: err %v, want %q", tc.name, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, tc.want) {
+			lines := func(rs []record) (ns []int) {
+				for _, r := range rs {
+					ns = append(ns, r.line)
+				}
+				return ns
+			}
+			t.Errorf("%s: records of lines %v, %v; want lines %v (or the targets differ)", tc.name, lines(got), err, lines(tc.want))
+		}
 	}
 }
