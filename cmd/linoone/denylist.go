@@ -131,7 +131,14 @@ func writeAtomically(path string, lines []string) error {
 	if text != "" {
 		text += "\n"
 	}
-	_, err = f.WriteString(text)
+	// The list keeps its mode: a serve running under another account may read it
+	// (CreateTemp makes 0600).
+	if fi, serr := os.Stat(path); serr == nil {
+		err = f.Chmod(fi.Mode().Perm())
+	}
+	if err == nil {
+		_, err = f.WriteString(text)
+	}
 	if err == nil {
 		err = f.Sync()
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -91,4 +93,30 @@ func waitStatus(t *testing.T, in *instance, tok string, want int, start time.Tim
 	}
 	t.Fatalf("token %s did not answer %d within 5 s", tok, want)
 	return 0
+}
+
+// TestDenyListEditKeepsMode: block and unblock replace the list through a temporary
+// file, which CreateTemp makes 0600; the list keeps its own mode, so a serve running
+// under another account can still read it.
+func TestDenyListEditKeepsMode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "denylist.txt")
+	if err := os.WriteFile(path, []byte("evil.example\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil { // whatever the umask
+		t.Fatal(err)
+	}
+	if err := writeAtomically(path, []string{"evil.example", "*.bad.example"}); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fi.Mode().Perm(); got != 0o644 {
+		t.Errorf("mode %v after an edit, want -rw-r--r--", got)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "evil.example\n*.bad.example\n" {
+		t.Errorf("list %q", b)
+	}
 }
