@@ -107,8 +107,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			fmt.Fprintf(stderr, "linoone discover: write json: %s\n", oneLine(err.Error()))
 			return ExitError
 		}
-	} else {
-		writeReport(stdout, d)
+	} else if err := writeReport(stdout, d); err != nil {
+		// A report cut short is no verdict: a script must not read it as ready.
+		fmt.Fprintf(stderr, "linoone discover: write report: %s\n", oneLine(err.Error()))
+		return ExitError
 	}
 	if d.ActionRequired {
 		return ExitActionRequired

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -379,6 +380,23 @@ func TestMainHumanReport(t *testing.T) {
 		}
 	}
 }
+
+// TestMainReportWriteFails: a report that cannot be written (a full disk under
+// `> report.txt`) is no verdict, so the exit is ExitError, not ready or action
+// required.
+func TestMainReportWriteFails(t *testing.T) {
+	h := start(t, externalDNS())
+	args := []string{"--region", "us-east-1", "--dns-server", h.dns.Addr, "--domain", "go.example.com", "--resolver-api-id", "a1b2c3d4e5"}
+	var stderr bytes.Buffer
+	code := Main(context.Background(), args, func(k string) string { return h.env[k] }, failingWriter{}, &stderr)
+	if code != ExitError || !strings.Contains(stderr.String(), "write report: no space left on device") {
+		t.Errorf("exit %d, stderr %q; want %d and the write error", code, stderr.String(), ExitError)
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
 
 func TestMainErrors(t *testing.T) {
 	tests := []struct {

@@ -10,7 +10,7 @@ import (
 )
 
 // writeReport prints a decision for a person.
-func writeReport(w io.Writer, d discovery.Decision) {
+func writeReport(w io.Writer, d discovery.Decision) error {
 	var b strings.Builder
 	subject := "no custom domain"
 	if d.Domain != "" {
@@ -86,7 +86,8 @@ func writeReport(w io.Writer, d discovery.Decision) {
 	for _, v := range tfLines(d.TerraformVars) {
 		fmt.Fprintf(&b, "  %s\n", v)
 	}
-	_, _ = io.WriteString(w, b.String())
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // tfLines renders the decided variables as terraform.tfvars lines.
