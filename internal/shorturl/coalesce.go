@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 )
 
@@ -23,6 +24,7 @@ type coalescer struct {
 
 // pendingIssue is one ShortenFor whose target passed the rules, waiting for a token.
 type pendingIssue struct {
+	ctx    context.Context // the caller's: once it is done, nothing is written for it
 	target string
 	done   chan BatchResult // buffered: the coalescer never blocks on a caller gone
 }
@@ -34,9 +36,11 @@ func newCoalescer(is *Issuer) *coalescer {
 }
 
 // issue queues target and waits for its short URL, or for ctx. A caller that gives
-// up may still have its short URL written, as a caller of an ingest cut short may.
+// up while its target waits for a batch, or for its batch's lookup, has nothing
+// written; once its batch's ingest is sent, the short URL may still be written, as a
+// caller of an ingest cut short may find.
 func (c *coalescer) issue(ctx context.Context, target string) (ShortURL, error) {
-	p := &pendingIssue{target: target, done: make(chan BatchResult, 1)}
+	p := &pendingIssue{ctx: ctx, target: target, done: make(chan BatchResult, 1)}
 	c.mu.Lock()
 	c.wait = append(c.wait, p)
 	c.mu.Unlock()
@@ -91,20 +95,36 @@ func (c *coalescer) issueBatch(batch []*pendingIssue) {
 		}
 	}()
 	ctx := context.Background() // the store's own timeouts bound each call
-	todo := make([]batchEntry, len(batch))
-	for i, p := range batch {
-		todo[i] = batchEntry{i: i, target: p.target}
-	}
+	todo := make([]batchEntry, 0, len(batch))
 	results := make([]BatchResult, len(batch))
+	for i, p := range batch {
+		if gone(p, &results[i]) {
+			continue
+		}
+		todo = append(todo, batchEntry{i: i, target: p.target})
+	}
 	write, err := c.is.assignTokens(ctx, todo, results)
 	if err == nil {
+		// The lookup may have taken seconds (Persist slow, a batch before queued):
+		// a retry without an idempotency key would get another short URL for a link
+		// written for a caller already answered with a failure.
+		write = slices.DeleteFunc(write, func(e batchEntry) bool { return gone(batch[e.i], &results[e.i]) })
 		err = c.is.saveBatch(ctx, write, results)
 	}
 	for i, p := range batch {
-		if err != nil {
+		if err != nil && results[i].Err == nil {
 			results[i] = BatchResult{Err: err}
 		}
 		p.done <- results[i]
 		answered++
 	}
+}
+
+// gone reports whether p's caller gave up, and sets its result to why.
+func gone(p *pendingIssue, r *BatchResult) bool {
+	if err := p.ctx.Err(); err != nil {
+		*r = BatchResult{Err: fmt.Errorf("issue a short url: %w", err)}
+		return true
+	}
+	return false
 }

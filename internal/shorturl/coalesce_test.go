@@ -161,3 +161,60 @@ func TestCoalescedIssuanceSurvivesAPanic(t *testing.T) {
 		t.Fatalf("the next batch: %v", err)
 	}
 }
+
+// A caller that gives up while its target waits for a batch, or while its batch's
+// lookup runs, has nothing written: it was answered with a failure, and its retry
+// (without an idempotency key) would get a second short URL for the same target.
+func TestCoalescedCallerThatGaveUpHasNothingWritten(t *testing.T) {
+	for _, during := range []string{"queued behind a batch", "its batch's lookup"} {
+		t.Run(during, func(t *testing.T) {
+			st := newGraphStore()
+			g := &gatedStore{graphStore: st, entered: make(chan struct{}), release: make(chan struct{})}
+			is := coalescingIssuer(t, g)
+			ctx, cancel := context.WithCancel(context.Background())
+			gaveUp := make(chan error, 1)
+			first := make(chan error, 1)
+			if during == "queued behind a batch" {
+				go func() { _, err := is.ShortenFor(context.Background(), "https://example.com/first", ""); first <- err }()
+				<-g.entered
+				go func() { _, err := is.ShortenFor(ctx, "https://example.com/gave-up", ""); gaveUp <- err }()
+				for shorturl.QueuedIssues(is) == 0 {
+					time.Sleep(time.Millisecond)
+				}
+			} else {
+				first <- nil
+				go func() { _, err := is.ShortenFor(ctx, "https://example.com/gave-up", ""); gaveUp <- err }()
+				<-g.entered
+			}
+			cancel()
+			if err := <-gaveUp; !errors.Is(err, context.Canceled) {
+				t.Fatalf("the caller that gave up: %v", err)
+			}
+			close(g.release)
+			if err := <-first; err != nil {
+				t.Fatal(err)
+			}
+			// The coalescer takes batches in order: once a later caller is answered,
+			// the one that gave up was dealt with.
+			if _, err := is.ShortenFor(context.Background(), "https://example.com/later", ""); err != nil {
+				t.Fatal(err)
+			}
+			want := 2
+			if during != "queued behind a batch" {
+				want = 1
+			}
+			st.mu.Lock()
+			defer st.mu.Unlock()
+			for _, us := range st.v {
+				for _, u := range us {
+					if u.Target == "https://example.com/gave-up" {
+						t.Errorf("the short URL of a caller that gave up was written: %s", u.Token)
+					}
+				}
+			}
+			if len(st.v) != want {
+				t.Errorf("%d short URLs stored, want %d", len(st.v), want)
+			}
+		})
+	}
+}
