@@ -82,6 +82,11 @@ func (c *Client) LookupMany(ctx context.Context, toks []shorturl.Token) ([]short
 		u := shorturl.ShortURL{Token: shorturl.Token(tok)}
 		u.Path, _ = m["short_url_path"].(string)
 		u.Target, _ = m["target_url"].(string)
+		if u.Target == "" {
+			// Taken for a short URL with another target, it would answer a producer's
+			// idempotent retry 422, blaming the producer for Persist's answer.
+			return nil, &Error{Op: "lookup-many", Kind: KindMalformed, Err: fmt.Errorf("persist answered token %q without a target", tok)}
+		}
 		out = append(out, u)
 	}
 	return out, nil

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/linoone/linoone/internal/persist"
 	"github.com/linoone/linoone/internal/shorturl"
 )
 
@@ -117,5 +118,29 @@ func TestLookupManyTakesTheAnswerAFullBatchCanHave(t *testing.T) {
 	}
 	if n := len([]rune(got[0].Target)); n != shorturl.MaxTargetLength {
 		t.Errorf("target of %d code points, want %d", n, shorturl.MaxTargetLength)
+	}
+}
+
+// TestRowWithoutTargetIsNotAFreeToken: a Persist that answers a row for the token
+// without a string target_url (buggy, or holding something issuance did not write)
+// is not saying the token is free, nor that it holds another target: a lookup is
+// ErrInvalidStored (the resolver's 404; an idempotent issuance's refusal, which
+// wrote before), and a lookup of many a malformed answer (503, not a 422 that blames
+// the producer).
+func TestRowWithoutTargetIsNotAFreeToken(t *testing.T) {
+	const tok = shorturl.Token("7BTadEDkJ8")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		row := `{"@type":"g:Map","@value":["short_url_token","` + string(tok) + `","short_url_path","https://s.example.com/` + string(tok) +
+			`","target_url",{"@type":"g:List","@value":["https://other.example/"]}]}`
+		_, _ = io.WriteString(w, `{"status":{"code":200,"message":""},"result":{"data":{"@type":"g:List","@value":[`+row+`]}}}`)
+	}))
+	defer srv.Close()
+	c := newClient(t, srv.URL, false)
+	if _, err := c.Lookup(context.Background(), tok); !errors.Is(err, shorturl.ErrInvalidStored) || !errors.Is(err, shorturl.ErrNotFound) {
+		t.Errorf("Lookup: %v, want ErrNotFound and ErrInvalidStored", err)
+	}
+	var perr *persist.Error
+	if _, err := c.LookupMany(context.Background(), []shorturl.Token{tok}); !errors.As(err, &perr) || perr.Kind != persist.KindMalformed {
+		t.Errorf("LookupMany: %v, want a malformed answer", err)
 	}
 }

@@ -123,7 +123,9 @@ func shortURLsOf(tok shorturl.Token, rows []map[string]any) ([]shorturl.ShortURL
 		u.Path, _ = row["short_url_path"].(string)
 		u.Target, _ = row["target_url"].(string)
 		if got, _ := row["short_url_token"].(string); got != string(tok) || u.Target == "" {
-			return nil, fmt.Errorf("token %s: persist answered a vertex without it or without a target: %w", tok, shorturl.ErrNotFound)
+			// Not "free": the token is held by something issuance did not write.
+			return nil, fmt.Errorf("token %s: persist answered a vertex without it or without a target: %w: %w",
+				tok, shorturl.ErrNotFound, shorturl.ErrInvalidStored)
 		}
 		if i > 0 && u.Target != us[0].Target {
 			return nil, fmt.Errorf("token %s: persist holds several short_url vertices with different targets: %w: %w",
