@@ -27,6 +27,33 @@ import (
 // same file must split the same way on every run.
 const bulkBatchSize = shorturl.MaxBatchItems
 
+// bulkBatchBytes bounds a batch's body under the API's (mgmtapi.MaxBatchBodyBytes,
+// 4 MiB), with room for the {"items":[…]} around the items.
+const bulkBatchBytes = 4<<20 - 1<<10
+
+// splitBatches cuts recs into batches of bulkBatchSize records, or fewer where their
+// targets would take the body past bulkBatchBytes: 1,000 ASCII targets of the longest
+// take ~2.1 MB, but long non-ASCII ones can take three times that, and a body over
+// the API's bound fails the whole batch on every run. The cut is a function of the
+// content alone, so the same file splits the same way every time.
+func splitBatches(recs []record) [][]record {
+	var batches [][]record
+	start, size := 0, 0
+	for i, r := range recs {
+		b, _ := json.Marshal(r.target) // as the client sends it
+		n := len(`{"target_url":},`) + len(b)
+		if i > start && (i-start == bulkBatchSize || size+n > bulkBatchBytes) {
+			batches = append(batches, recs[start:i])
+			start, size = i, 0
+		}
+		size += n
+	}
+	if start < len(recs) {
+		batches = append(batches, recs[start:])
+	}
+	return batches
+}
+
 // bulkJob is one import: what to read, where to send it, how to report.
 type bulkJob struct {
 	client      *management.ClientWithResponses
@@ -72,7 +99,8 @@ func bulkShorten(ctx context.Context, j bulkJob, file string, stdin io.Reader) e
 	sum := sha256.Sum256(content)
 	keyPrefix := "linoone-file:" + hex.EncodeToString(sum[:16]) + ":"
 
-	batches := (len(recs) + bulkBatchSize - 1) / bulkBatchSize
+	parts := splitBatches(recs)
+	batches := len(parts)
 	results := make([][]outcome, batches)
 	done := make([]chan struct{}, batches)
 	for i := range done {
@@ -87,14 +115,14 @@ func bulkShorten(ctx context.Context, j bulkJob, file string, stdin io.Reader) e
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			part := recs[b*bulkBatchSize : min((b+1)*bulkBatchSize, len(recs))]
+			part := parts[b]
 			results[b] = j.send(ctx, keyPrefix+strconv.Itoa(part[0].line), part)
 			j.progress.add(len(part))
 			close(done[b])
 		}()
 	}
 	// Write each batch as soon as it and every batch before it are done.
-	failed, err := j.write(recs, results, done)
+	failed, err := j.write(parts, results, done)
 	wg.Wait()
 	j.progress.finish()
 	if err != nil {
@@ -228,7 +256,7 @@ func batchProblem(status int, body []byte) *management.Problem {
 
 // write writes the batches in input order as they complete and returns how many
 // records failed.
-func (j bulkJob) write(recs []record, results [][]outcome, done []chan struct{}) (int, error) {
+func (j bulkJob) write(parts [][]record, results [][]outcome, done []chan struct{}) (int, error) {
 	out := bufio.NewWriterSize(j.stdout, 256<<10)
 	cw := csv.NewWriter(out)
 	enc := json.NewEncoder(out)
@@ -239,7 +267,7 @@ func (j bulkJob) write(recs []record, results [][]outcome, done []chan struct{})
 	for b := range done {
 		<-done[b]
 		for i, o := range results[b] {
-			r := recs[b*bulkBatchSize+i]
+			r := parts[b][i]
 			if o.problem != nil {
 				failed++
 				j.progress.printf("line %d: %s: %s (%s)\n", r.line, r.target, o.problem.Detail, o.problem.Type)

@@ -3,13 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/linoone/linoone/api/management"
 	"github.com/linoone/linoone/internal/golden"
+	"github.com/linoone/linoone/internal/mgmtapi"
+	"github.com/linoone/linoone/internal/shorturl"
 )
 
 // commands are every subcommand of linoone.
@@ -150,4 +154,55 @@ func TestParseRecords(t *testing.T) {
 			t.Errorf("%s: records of lines %v, %v; want lines %v (or the targets differ)", tc.name, lines(got), err, lines(tc.want))
 		}
 	}
+}
+
+// TestSplitBatches: a file splits into batches of 1,000 records, or fewer where their
+// targets would take a body past the API's 4 MiB; a file that fits splits as it
+// always did, so its idempotency keys stay the same.
+func TestSplitBatches(t *testing.T) {
+	recs := func(n int, target string) []record {
+		rs := make([]record, n)
+		for i := range rs {
+			rs[i] = record{line: i + 1, target: target}
+		}
+		return rs
+	}
+	sizes := func(bs [][]record) (ns []int) {
+		for _, b := range bs {
+			ns = append(ns, len(b))
+		}
+		return ns
+	}
+	ascii := "https://example.com/" + strings.Repeat("a", shorturl.MaxTargetLength-20)
+	if got := sizes(splitBatches(recs(2500, ascii))); !slices.Equal(got, []int{1000, 1000, 500}) {
+		t.Errorf("2,500 of the longest ASCII targets: batches of %v, want 1000 1000 500", got)
+	}
+	cjk := "https://example.com/" + strings.Repeat("漢", shorturl.MaxTargetLength-20) // 3 bytes each
+	parts := splitBatches(recs(1000, cjk))
+	if len(parts) < 2 {
+		t.Fatalf("1,000 long CJK targets in %d batch", len(parts))
+	}
+	n := 0
+	for _, p := range parts {
+		body, err := json.Marshal(management.ShortenBatchJSONRequestBody{Items: items(p)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(body) > mgmtapi.MaxBatchBodyBytes {
+			t.Errorf("a batch of %d items is a %d-byte body, over the API's %d", len(p), len(body), mgmtapi.MaxBatchBodyBytes)
+		}
+		n += len(p)
+	}
+	if n != 1000 {
+		t.Errorf("%d records in the batches, want 1000", n)
+	}
+}
+
+func items(rs []record) []management.BatchItem {
+	out := make([]management.BatchItem, len(rs))
+	for i, r := range rs {
+		t := r.target
+		out[i] = management.BatchItem{TargetURL: &t}
+	}
+	return out
 }
