@@ -144,3 +144,25 @@ func TestRowWithoutTargetIsNotAFreeToken(t *testing.T) {
 		t.Errorf("LookupMany: %v, want a malformed answer", err)
 	}
 }
+
+// TestRedirectIsNoAcknowledgement: an ingest answered with a redirect fails. Followed,
+// the POST would become a GET, and that GET's 200 with any JSON would pass for the
+// ingest's acknowledgement, with nothing written.
+func TestRedirectIsNoAcknowledgement(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			http.Redirect(w, r, "/elsewhere", http.StatusFound)
+			return
+		}
+		_, _ = io.WriteString(w, `{"ok":true}`)
+	}))
+	defer srv.Close()
+	c := newClient(t, srv.URL, false)
+	u := shorturl.ShortURL{Token: "7BTadEDkJ8", Path: "https://s.example.com/7BTadEDkJ8", Target: "https://example.com/"}
+	if err := c.Save(context.Background(), u); err == nil {
+		t.Error("Save answered by a redirect succeeded")
+	}
+	if err := c.SaveMany(context.Background(), []shorturl.ShortURL{u}); err == nil {
+		t.Error("SaveMany answered by a redirect succeeded")
+	}
+}

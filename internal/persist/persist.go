@@ -82,6 +82,11 @@ func New(c Config) (*Client, error) {
 			ForceAttemptHTTP2:   true,
 		}}
 	}
+	// A redirect is no answer: followed, it turns an ingest's POST into a GET, whose
+	// 200 with any JSON would pass for the ingest's acknowledgement.
+	hc := *c.HTTPClient
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c.HTTPClient = &hc
 	if c.Timeout <= 0 {
 		c.Timeout = 2 * time.Second
 	}
