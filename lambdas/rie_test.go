@@ -54,6 +54,7 @@ import (
 	"github.com/linoone/linoone/internal/schematest"
 	"github.com/linoone/linoone/internal/shorturl"
 	"github.com/linoone/linoone/internal/sigv4"
+	"github.com/linoone/linoone/internal/syncbuf"
 )
 
 const (
@@ -531,9 +532,9 @@ func serve(t *testing.T, h http.Handler) string {
 // emulator is one aws-lambda-rie process running one bootstrap.
 type emulator struct {
 	name string
-	url  string        // the invocation URL
-	out  *syncBuffer   // the emulator's and the function's stdout and stderr
-	done chan struct{} // closed when the process has exited
+	url  string          // the invocation URL
+	out  *syncbuf.Buffer // the emulator's and the function's stdout and stderr
+	done chan struct{}   // closed when the process has exited
 }
 
 // startRIE starts the emulator on two free loopback ports, waits until it accepts
@@ -550,7 +551,7 @@ func startRIE(t *testing.T, rie, name, bootstrap string, env []string) *emulator
 	e := &emulator{
 		name: name,
 		url:  "http://127.0.0.1:" + ports[0] + "/2015-03-31/functions/function/invocations",
-		out:  &syncBuffer{},
+		out:  &syncbuf.Buffer{},
 		done: make(chan struct{}),
 	}
 	cmd.Stdout, cmd.Stderr = e.out, e.out
@@ -719,24 +720,6 @@ func (e *emulator) logInit(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the process's writers and the test's readers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // event reads lambdas/<fn>/testdata/<file>, with old, new string replacements.

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/linoone/linoone/internal/syncbuf"
 )
 
 // TestCrashUnderLoad is issue 8's durability promise under load: `kill -9` of serve
@@ -66,7 +68,7 @@ func noRaceBinary(t *testing.T) string {
 // test waits until all three listeners answer /healthz.
 func startServe(t *testing.T, in *instance, bin string) {
 	t.Helper()
-	in.logs = &syncBuffer{}
+	in.logs = &syncbuf.Buffer{}
 	in.cmd = exec.Command(bin, "serve")
 	in.cmd.Env = in.env
 	in.cmd.Stdout, in.cmd.Stderr = in.logs, in.logs

@@ -22,6 +22,7 @@ import (
 	"github.com/linoone/linoone/internal/schematest"
 	"github.com/linoone/linoone/internal/shorturl"
 	"github.com/linoone/linoone/internal/sigv4"
+	"github.com/linoone/linoone/internal/syncbuf"
 )
 
 // binary is the linoone binary built once for the end-to-end tests.
@@ -60,24 +61,7 @@ type instance struct {
 	dataDir                       string
 	resolver, management, persist string
 	cmd                           *exec.Cmd
-	logs                          *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	logs                          *syncbuf.Buffer
 }
 
 func newInstance(t *testing.T, extraEnv ...string) *instance {
@@ -98,7 +82,7 @@ func newInstance(t *testing.T, extraEnv ...string) *instance {
 func (in *instance) start(extraEnv ...string) {
 	t := in.t
 	t.Helper()
-	in.logs = &syncBuffer{}
+	in.logs = &syncbuf.Buffer{}
 	in.cmd = exec.Command(binary, "serve")
 	in.cmd.Env = append(append([]string{}, in.env...), extraEnv...)
 	in.cmd.Stdout, in.cmd.Stderr = in.logs, in.logs

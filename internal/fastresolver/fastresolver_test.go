@@ -22,6 +22,7 @@ import (
 	"github.com/linoone/linoone/internal/graphson"
 	"github.com/linoone/linoone/internal/httpapi"
 	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/syncbuf"
 )
 
 var (
@@ -395,7 +396,7 @@ func TestKeepAliveAndPipelining(t *testing.T) {
 // with the head's bytes; the log keeps the error and leaves out the head, which may
 // carry an Authorization header or cookies.
 func TestMalformedRequestLogsNoHeaders(t *testing.T) {
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	api, _ := newAPI(t)
 	ln := listen(t)
 	srv := fastresolver.New(api, fastresolver.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
@@ -426,24 +427,6 @@ func TestMalformedRequestLogsNoHeaders(t *testing.T) {
 			t.Errorf("the log holds %q: %s", secret, out)
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer that the server's goroutines may write concurrently.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestShutdownAtStartEndsServe: serve shuts down at once when its signal came

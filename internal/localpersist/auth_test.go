@@ -14,6 +14,7 @@ import (
 
 	"github.com/linoone/linoone/internal/graphson"
 	"github.com/linoone/linoone/internal/sigv4"
+	"github.com/linoone/linoone/internal/syncbuf"
 )
 
 const (
@@ -77,7 +78,7 @@ func rogueDocument(t *testing.T) []byte {
 // unsigned or mis-signed request with 403 in the {"error": …} shape, before reading
 // or writing anything.
 func TestSignatureRequired(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	e := newSignedEnv(t, 4096, logs)
 	rogue := rogueDocument(t)
 	gremlin := []byte(`{"gremlin":"g.V().hasLabel('short_url').outE('short_url_visited').count()"}`)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/linoone/linoone/internal/graphson"
+	"github.com/linoone/linoone/internal/syncbuf"
 )
 
 type identityVector struct {
@@ -290,7 +291,7 @@ func TestConcurrentIngestGroupCommits(t *testing.T) {
 }
 
 func TestFailingDocumentDoesNotFailItsBatch(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	e := newEnv(t, Options{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	// A real database failure for one kind of document: a trigger, as a schema
 	// change or a constraint in another process could cause.

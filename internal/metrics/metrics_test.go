@@ -16,27 +16,10 @@ import (
 
 	"github.com/linoone/linoone/internal/metrics"
 	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/syncbuf"
 )
 
 var t0 = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
-
-// lockedBuffer lets a test read what Run writes from another goroutine.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 func lines(t *testing.T, s string) []map[string]any {
 	t.Helper()
@@ -174,7 +157,7 @@ func TestFlushEmitsDeltas(t *testing.T) {
 
 func TestConcurrentFlushCountsEachIncrementOnce(t *testing.T) {
 	var c shorturl.Counters
-	buf := &lockedBuffer{}
+	buf := &syncbuf.Buffer{}
 	e, err := metrics.New(buf, "", "prod", metrics.ClickFacts(&c)...)
 	if err != nil {
 		t.Fatal(err)
@@ -268,7 +251,7 @@ func TestFailedWriteKeepsDeltas(t *testing.T) {
 
 func TestRunFlushesPeriodicallyAndOnShutdown(t *testing.T) {
 	var c shorturl.Counters
-	buf := &lockedBuffer{}
+	buf := &syncbuf.Buffer{}
 	e, err := metrics.New(buf, "", "local", metrics.ClickFacts(&c)...)
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/linoone/linoone/internal/clickfact"
 	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/syncbuf"
 )
 
 const token = "aB3dE5gH7j"
@@ -140,7 +141,7 @@ func healthz(t *testing.T, h http.Handler) string {
 // wait in the buffer, none is logged, and /healthz says click recording is
 // degraded; once the bus works, Run publishes each exactly once and health is ok.
 func TestHealthReportsBufferedClicks(t *testing.T) {
-	pub, dlq, logs := &switchPublisher{}, &switchDLQ{}, &syncBuffer{}
+	pub, dlq, logs := &switchPublisher{}, &switchDLQ{}, &syncbuf.Buffer{}
 	pub.fail(errors.New("no space left on device"))
 	dlq.fail(errors.New("no space left on device"))
 	s, err := New(Deps{Store: &store{}, Publisher: pub, DeadLetters: dlq, CacheSize: 10, PublishTimeout: time.Second,
@@ -187,21 +188,4 @@ func TestHealthReportsBufferedClicks(t *testing.T) {
 	if got, want := healthz(t, s.Handler), `{"status":"ok"}`; got != want {
 		t.Fatalf("healthz after the flush = %s, want %s", got, want)
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
