@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/linoone/linoone/internal/clickfact"
+	"github.com/linoone/linoone/internal/syncbuf"
 )
 
 // tamperEdgeID returns f with its edge id changed: still a well-shaped click fact,
@@ -35,23 +36,12 @@ func tamperEdgeID(t testing.TB, f clickfact.Fact) clickfact.Fact {
 }
 
 // logBuffer collects a JSON slog handler's records.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
+type logBuffer struct{ syncbuf.Buffer }
 
 func (l *logBuffer) records(t testing.TB) []map[string]any {
 	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var out []map[string]any
-	sc := bufio.NewScanner(bytes.NewReader(l.buf.Bytes()))
+	sc := bufio.NewScanner(strings.NewReader(l.String()))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		var m map[string]any

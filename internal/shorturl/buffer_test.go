@@ -2,7 +2,6 @@ package shorturl_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,28 +14,18 @@ import (
 
 	"github.com/linoone/linoone/internal/clickfact"
 	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/syncbuf"
 )
 
 // syncLog is a log buffer the Recorder's Run goroutine and the test share.
-type syncLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
+type syncLog struct{ syncbuf.Buffer }
 
 // factKeys are the idempotency keys of the whole facts in the log's graph_fact
 // attributes, in order.
 func (l *syncLog) factKeys(t *testing.T) []string {
 	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var keys []string
-	sc := bufio.NewScanner(bytes.NewReader(l.b.Bytes()))
+	sc := bufio.NewScanner(strings.NewReader(l.String()))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		var line struct {
@@ -54,12 +43,6 @@ func (l *syncLog) factKeys(t *testing.T) []string {
 		}
 	}
 	return keys
-}
-
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func newBufferedRecorder(t *testing.T, pub shorturl.Publisher, dlq shorturl.DeadLetters, logs *syncLog, bufferBytes, perSecond int) *shorturl.Recorder {
