@@ -122,16 +122,32 @@ func bulkShorten(ctx context.Context, j bulkJob, file string, stdin io.Reader) e
 		}()
 	}
 	// Write each batch as soon as it and every batch before it are done.
-	failed, err := j.write(parts, results, done)
+	failed, refused, err := j.write(parts, results, done)
 	wg.Wait()
 	j.progress.finish()
 	if err != nil {
 		return err
 	}
-	if failed > 0 {
-		return fmt.Errorf("%d of %d lines failed (listed above); run the same file again to retry them: nothing is minted twice", failed, len(recs))
+	return failedLines(failed, refused, len(recs))
+}
+
+// failedLines says what to do about the lines that failed: those that failed on the
+// server's side or the network's are retried by running the same file again; those
+// the API refused (4xx) fail again as they are, and fixing them in this file would
+// make it a new file, every line of which is issued anew.
+func failedLines(failed, refused, total int) error {
+	switch {
+	case failed == 0:
+		return nil
+	case refused == 0:
+		return fmt.Errorf("%d of %d lines failed (listed above); run the same file again to retry them: nothing is minted twice", failed, total)
+	case refused == failed:
+		return fmt.Errorf("%d of %d lines failed (listed above): the API refused them, and they fail again as they are; "+
+			"put them, fixed, in a new file (an edited file is a new one, and every line of it is issued anew)", failed, total)
 	}
-	return nil
+	return fmt.Errorf("%d of %d lines failed (listed above): %d the API refused, which fail again as they are (put them, fixed, "+
+		"in a new file: an edited file is a new one, and every line of it is issued anew); run the same file again to retry the other %d: "+
+		"nothing is minted twice", failed, total, refused, failed-refused)
 }
 
 func readInput(file string, stdin io.Reader) ([]byte, error) {
@@ -255,21 +271,23 @@ func batchProblem(status int, body []byte) *management.Problem {
 }
 
 // write writes the batches in input order as they complete and returns how many
-// records failed.
-func (j bulkJob) write(parts [][]record, results [][]outcome, done []chan struct{}) (int, error) {
+// records failed, and how many of those the API refused (a 4xx problem).
+func (j bulkJob) write(parts [][]record, results [][]outcome, done []chan struct{}) (failed, refused int, err error) {
 	out := bufio.NewWriterSize(j.stdout, 256<<10)
 	cw := csv.NewWriter(out)
 	enc := json.NewEncoder(out)
 	if !j.asJSON {
 		_ = cw.Write([]string{"target_url", "short_url"})
 	}
-	failed := 0
 	for b := range done {
 		<-done[b]
 		for i, o := range results[b] {
 			r := parts[b][i]
 			if o.problem != nil {
 				failed++
+				if o.problem.Status >= 400 && o.problem.Status < 500 {
+					refused++
+				}
 				j.progress.printf("line %d: %s: %s (%s)\n", r.line, r.target, o.problem.Detail, o.problem.Type)
 				continue
 			}
@@ -287,10 +305,10 @@ func (j bulkJob) write(parts [][]record, results [][]outcome, done []chan struct
 		}
 		cw.Flush()
 		if err := errors.Join(cw.Error(), out.Flush()); err != nil {
-			return failed, fmt.Errorf("write results: %w", err)
+			return failed, refused, fmt.Errorf("write results: %w", err)
 		}
 	}
-	return failed, nil
+	return failed, refused, nil
 }
 
 // shortenFlags are the flags of shorten beyond a single URL: --file and what goes

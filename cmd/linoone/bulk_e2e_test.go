@@ -135,7 +135,7 @@ func TestBulkImport(t *testing.T) {
 	}
 	stdout, stderr, err := in.cli("shorten", "--file", file)
 	if err == nil || !strings.Contains(stderr, "line 1236: ftp://example.com/bad:") || !strings.Contains(stderr, "urn:linoone:problem:target-url-scheme") ||
-		!strings.Contains(stderr, "1 of 2500 lines failed") {
+		!strings.Contains(stderr, "1 of 2500 lines failed") || !strings.Contains(stderr, "in a new file") || strings.Contains(stderr, "run the same file again") {
 		t.Fatalf("first import: err %v, stderr %q", err, stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")

@@ -206,3 +206,21 @@ func items(rs []record) []management.BatchItem {
 	}
 	return out
 }
+
+// TestFailedLinesAdvice: running the same file again retries what failed on the
+// server's side; what the API refused needs a new file, since an edited file is
+// issued anew.
+func TestFailedLinesAdvice(t *testing.T) {
+	if err := failedLines(0, 0, 10); err != nil {
+		t.Errorf("nothing failed: %v", err)
+	}
+	for _, tc := range []struct {
+		failed, refused int
+		again, newFile  bool
+	}{{3, 0, true, false}, {3, 3, false, true}, {3, 1, true, true}} {
+		msg := failedLines(tc.failed, tc.refused, 10).Error()
+		if strings.Contains(msg, "run the same file again") != tc.again || strings.Contains(msg, "in a new file") != tc.newFile {
+			t.Errorf("%d failed, %d refused: %q", tc.failed, tc.refused, msg)
+		}
+	}
+}
