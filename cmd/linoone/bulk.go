@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/linoone/linoone/api/management"
+	"github.com/linoone/linoone/internal/mgmtapi"
 	"github.com/linoone/linoone/internal/shorturl"
 )
 
@@ -27,9 +28,9 @@ import (
 // same file must split the same way on every run.
 const bulkBatchSize = shorturl.MaxBatchItems
 
-// bulkBatchBytes bounds a batch's body under the API's (mgmtapi.MaxBatchBodyBytes,
-// 4 MiB), with room for the {"items":[…]} around the items.
-const bulkBatchBytes = 4<<20 - 1<<10
+// bulkBatchBytes bounds a batch's body under the API's, with room for the
+// {"items":[…]} around the items.
+const bulkBatchBytes = mgmtapi.MaxBatchBodyBytes - 1<<10
 
 // splitBatches cuts recs into batches of bulkBatchSize records, or fewer where their
 // targets would take the body past bulkBatchBytes: 1,000 ASCII targets of the longest
@@ -136,18 +137,19 @@ func bulkShorten(ctx context.Context, j bulkJob, file string, stdin io.Reader) e
 // the API refused (4xx) fail again as they are, and fixing them in this file would
 // make it a new file, every line of which is issued anew.
 func failedLines(failed, refused, total int) error {
-	switch {
-	case failed == 0:
+	if failed == 0 {
 		return nil
-	case refused == 0:
-		return fmt.Errorf("%d of %d lines failed (listed above); run the same file again to retry them: nothing is minted twice", failed, total)
-	case refused == failed:
-		return fmt.Errorf("%d of %d lines failed (listed above): the API refused them, and they fail again as they are; "+
-			"put them, fixed, in a new file (an edited file is a new one, and every line of it is issued anew)", failed, total)
 	}
-	return fmt.Errorf("%d of %d lines failed (listed above): %d the API refused, which fail again as they are (put them, fixed, "+
-		"in a new file: an edited file is a new one, and every line of it is issued anew); run the same file again to retry the other %d: "+
-		"nothing is minted twice", failed, total, refused, failed-refused)
+	var advice []string
+	if refused > 0 {
+		advice = append(advice, fmt.Sprintf("%d the API refused, which fail again as they are: "+
+			"put them, fixed, in a new file (an edited file is a new one, and every line of it is issued anew)", refused))
+	}
+	if retry := failed - refused; retry > 0 {
+		advice = append(advice, fmt.Sprintf("%d failed on the server's side or the network's: "+
+			"run the same file again to retry them, nothing is minted twice", retry))
+	}
+	return fmt.Errorf("%d of %d lines failed (listed above): %s", failed, total, strings.Join(advice, "; "))
 }
 
 func readInput(file string, stdin io.Reader) ([]byte, error) {
