@@ -62,11 +62,10 @@ type Server struct {
 	srv    *fasthttp.Server
 	api    *httpapi.ResolverHandler
 	other  fasthttp.RequestHandler // the net/http handler, through the adaptor
-	closed chan struct{}
+	closed chan struct{}           // closed by Shutdown, under mu
 
-	mu   sync.Mutex
-	ln   net.Listener // the listener Serve took, which Shutdown closes
-	done bool         // Shutdown was called
+	mu sync.Mutex
+	ln net.Listener // the listener Serve took, which Shutdown closes
 }
 
 // New returns the server of api.
@@ -120,9 +119,11 @@ func (s *Server) Handler() fasthttp.RequestHandler { return s.handle }
 // the platform allows (readAhead).
 func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
-	if s.done {
+	select {
+	case <-s.closed:
 		s.mu.Unlock()
 		return http.ErrServerClosed
+	default:
 	}
 	s.ln = ln
 	s.mu.Unlock()
@@ -144,8 +145,9 @@ func (s *Server) Serve(ln net.Listener) error {
 // returns at once and would let it serve on for good) ends when the listener closes.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
-	if !s.done {
-		s.done = true
+	select {
+	case <-s.closed:
+	default:
 		close(s.closed)
 	}
 	ln := s.ln
