@@ -43,23 +43,24 @@ func (k *knownVertices) add(id, label string) {
 }
 
 // commit keeps what the transaction that just committed wrote or read, as long as
-// that fits. Maps that outgrew the limit are replaced rather than cleared: clear
-// keeps a map's tables at their largest, and one transaction can bring hundreds of
-// thousands of vertices (256 documents of 1,000 new short URLs).
+// that fits: one transaction can bring hundreds of thousands of vertices (256
+// documents of 1,000 new short URLs), more than it holds, and then it keeps what it had.
 func (k *knownVertices) commit() {
-	switch {
-	case len(k.pending) > knownVerticesLimit:
-		k.pending = map[string]string{} // more than it holds: keep what it had
-		return
-	case len(k.committed)+len(k.pending) > knownVerticesLimit:
-		k.committed = make(map[string]string, len(k.pending))
+	if len(k.pending) <= knownVerticesLimit {
+		if len(k.committed)+len(k.pending) > knownVerticesLimit {
+			k.committed = make(map[string]string, len(k.pending)) // replaced, as in forgetPending
+		}
+		maps.Copy(k.committed, k.pending)
 	}
-	maps.Copy(k.committed, k.pending)
-	clear(k.pending)
+	k.forgetPending()
 }
 
 // rollback forgets what the transaction that was rolled back wrote or read.
-func (k *knownVertices) rollback() {
+func (k *knownVertices) rollback() { k.forgetPending() }
+
+// forgetPending empties pending. A map that outgrew the limit is replaced rather
+// than cleared: clear keeps a map's tables at their largest.
+func (k *knownVertices) forgetPending() {
 	if len(k.pending) > knownVerticesLimit {
 		k.pending = map[string]string{}
 		return
