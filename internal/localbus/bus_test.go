@@ -259,14 +259,9 @@ func tornTails() []struct {
 // directory, closes it, and returns the directory, its one segment and the facts.
 func publishFourOfSix(t *testing.T) (dir, seg string, fs []clickfact.Fact) {
 	t.Helper()
-	dir = t.TempDir()
-	bus := openBus(t, dir, BusOptions{})
 	fs = facts(t, 6)
-	publishAll(t, bus, fs[:4])
-	if err := bus.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return dir, segmentPath(filepath.Join(dir, journalDir), 1), fs
+	dir, seg = closedJournal(t, fs[:4])
+	return dir, seg, fs
 }
 
 // drainBeforeTorn drains the four facts a torn-tail test journaled before the
@@ -330,14 +325,8 @@ func TestUnpublishedTailIsIgnored(t *testing.T) {
 // consumer read from the page cache and saved as its offset. The next writer goes on
 // in a new segment, so that nothing it acknowledges lies below that offset.
 func TestOffsetPastTheEndOnDiskLosesNothingAfter(t *testing.T) {
-	dir := t.TempDir()
 	fs := facts(t, 30)
-	bus := openBus(t, dir, BusOptions{})
-	publishAll(t, bus, fs[:10])
-	if err := bus.Close(); err != nil {
-		t.Fatal(err)
-	}
-	seg := segmentPath(filepath.Join(dir, journalDir), 1)
+	dir, seg := closedJournal(t, fs[:10])
 	onDisk, err := os.ReadFile(seg) // all of it synced
 	if err != nil {
 		t.Fatal(err)
@@ -454,14 +443,8 @@ func TestLiveWriterTruncatesTornTailOfAnother(t *testing.T) {
 
 // Damage in the middle of a segment (a disk problem) is stepped over, never blocks.
 func TestDamageInTheMiddleIsSteppedOver(t *testing.T) {
-	dir := t.TempDir()
-	seg := segmentPath(filepath.Join(dir, journalDir), 1)
-	bus := openBus(t, dir, BusOptions{})
 	fs := facts(t, 3)
-	publishAll(t, bus, fs)
-	if err := bus.Close(); err != nil {
-		t.Fatal(err)
-	}
+	dir, seg := closedJournal(t, fs)
 	b, err := os.ReadFile(seg)
 	if err != nil {
 		t.Fatal(err)

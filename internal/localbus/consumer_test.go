@@ -261,13 +261,7 @@ func TestStructuralChecks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			bus := openBus(t, dir, BusOptions{})
-			publishAll(t, bus, fs[:1])
-			if err := bus.Close(); err != nil {
-				t.Fatal(err)
-			}
-			seg := segmentPath(filepath.Join(dir, journalDir), 1)
+			dir, seg := closedJournal(t, fs[:1])
 			appendBytes(t, seg, frame(tt.payload))
 			next, err := (&encoder{}).encode(fs[1], fixedNow, defaultRegion, crcTable())
 			if err != nil {
@@ -773,14 +767,8 @@ func TestDamagedHeaderLosesNoFrame(t *testing.T) {
 		{"end's checksum", 17},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
 			fs := facts(t, 11)
-			bus := openBus(t, dir, BusOptions{})
-			publishAll(t, bus, fs[:10])
-			if err := bus.Close(); err != nil {
-				t.Fatal(err)
-			}
-			seg := segmentPath(filepath.Join(dir, journalDir), 1)
+			dir, seg := closedJournal(t, fs[:10])
 			size := fileSize(t, seg)
 			f, err := os.OpenFile(seg, os.O_RDWR, 0)
 			if err != nil {

@@ -70,6 +70,19 @@ func openBus(t testing.TB, dir string, opts BusOptions) *Bus {
 	return b
 }
 
+// closedJournal publishes fs through a new bus in a temporary directory and closes
+// it, and returns the directory and its first segment.
+func closedJournal(t testing.TB, fs []clickfact.Fact) (dir, seg string) {
+	t.Helper()
+	dir = t.TempDir()
+	bus := openBus(t, dir, BusOptions{})
+	publishAll(t, bus, fs)
+	if err := bus.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir, segmentPath(filepath.Join(dir, journalDir), 1)
+}
+
 // drainFresh drains the journal in dir with a new consumer into a new fake Persist,
 // and returns that.
 func drainFresh(t testing.TB, dir string) *fakeIngester {
