@@ -12,11 +12,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
+
+	"github.com/linoone/linoone/internal/syncbuf"
 )
 
 // TestLocal runs the suite against `linoone serve` built from ../cmd/linoone, on
@@ -35,7 +36,7 @@ type local struct {
 	bin, dataDir                  string
 	resolver, management, persist string // host:port
 	env                           []string
-	logs                          *syncBuffer
+	logs                          *syncbuf.Buffer
 	proc                          *serveProc // nil while stopped
 	factLines                     int        // facts.jsonl lines PollFacts returned
 	signer                        Signer
@@ -46,7 +47,7 @@ var _ Deployment = (*local)(nil)
 func startLocal(t *testing.T) *local {
 	t.Helper()
 	l := &local{
-		root: t, bin: linooneBinary(t), dataDir: t.TempDir(), logs: &syncBuffer{},
+		root: t, bin: linooneBinary(t), dataDir: t.TempDir(), logs: &syncbuf.Buffer{},
 		resolver: freeAddr(t), management: freeAddr(t), persist: freeAddr(t),
 	}
 	for _, kv := range os.Environ() {
@@ -326,22 +327,4 @@ func (l *local) Replay(t *testing.T) {
 		t.Fatalf("linoone replay: %s", out)
 	}
 	t.Logf("linoone replay: %s", strings.TrimSpace(out))
-}
-
-// syncBuffer collects a process's output from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
