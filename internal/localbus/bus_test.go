@@ -1041,6 +1041,16 @@ func TestRollTakesTheSegmentFilledAhead(t *testing.T) {
 		}
 		return filled != ""
 	})
+	// Its full size is written before its last fdatasync returns, and the roll takes
+	// it only once the filling is done: wait for that too, or under load the roll
+	// makes a segment of its own.
+	bus.wmu.Lock()
+	ahead := bus.ahead
+	bus.wmu.Unlock()
+	if ahead == nil {
+		t.Fatal("no segment is being filled ahead")
+	}
+	<-ahead.done
 	for ; len(segmentFiles(t, dir)) < 2; i++ {
 		publishAll(t, bus, fs[i:i+1])
 	}
