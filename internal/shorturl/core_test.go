@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os/exec"
 	"strings"
@@ -94,6 +95,31 @@ func TestShortenRedrawsOnCollision(t *testing.T) {
 	}
 	if st.saves != 1 || st.m[u.Token] != u {
 		t.Fatalf("saves = %d", st.saves)
+	}
+}
+
+// TestShortenRedrawsOnAHeldToken: a token Persist answers malformed rows for (two
+// targets, or a vertex without one) is held, not free; its lookup wraps ErrNotFound
+// only so that the resolver answers 404.
+func TestShortenRedrawsOnAHeldToken(t *testing.T) {
+	const held = shorturl.Token("HeldToken1")
+	st := newGraphStore()
+	st.v[held] = []shorturl.ShortURL{{Token: held, Target: "https://a.example/"}, {Token: held, Target: "https://b.example/"}}
+	first := make([]byte, 2*len(held)) // NewToken's first read: the held token's letters
+	for i := range held {
+		first[i] = byte(strings.IndexByte("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", held[i]))
+	}
+	is, err := shorturl.NewIssuer(shorturl.IssuerConfig{Store: st, ResolverBaseURL: "https://s.example.com/",
+		Rand: io.MultiReader(bytes.NewReader(first), rand.Reader), MaxDraws: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := is.Shorten(context.Background(), "https://c.example/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Token == held || len(st.v[held]) != 2 {
+		t.Fatalf("Shorten issued %+v; the held token has %d short URLs", u, len(st.v[held]))
 	}
 }
 

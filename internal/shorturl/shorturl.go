@@ -205,8 +205,8 @@ func (s *Issuer) shorten(ctx context.Context, target string, hosts HostRules) (S
 		}
 		_, err = s.store.Lookup(ctx, tok)
 		switch {
-		case err == nil:
-			continue // collision: draw again
+		case err == nil, errors.Is(err, ErrInvalidStored):
+			continue // collision, or a token held by what issuance did not write: draw again
 		case !errors.Is(err, ErrNotFound):
 			return ShortURL{}, fmt.Errorf("check token %s: %w", tok, err)
 		}
