@@ -454,6 +454,12 @@ func TestManagementRouting(t *testing.T) {
 		{http.MethodDelete, "/links/7BTadEDkJ8/stats", 405},
 		{http.MethodGet, "/7BTadEDkJ8", 404},
 		{http.MethodGet, "/nothing/here", 404},
+		{http.MethodDelete, "/links/7BTadEDkJ8", 405},
+		// Under /links/, only a link and its stats are routes (none on API Gateway either).
+		{http.MethodGet, "/links/", 404},
+		{http.MethodGet, "/links/7BTadEDkJ8/", 404},
+		{http.MethodGet, "/links/7BTadEDkJ8/stats/", 404},
+		{http.MethodGet, "/links/a/b/c", 404},
 	}
 	for _, tt := range tests {
 		res, body := do(t, h, signed(t, tt.method, tt.path, "", nil, creds, time.Now()))

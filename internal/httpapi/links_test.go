@@ -194,6 +194,8 @@ func TestLinkStatsBadWindow(t *testing.T) {
 		{"not YYYY-MM-DD", "from=2026-1-01", 400, httpapi.CodeInvalidRequest},
 		{"a time", "to=2026-11-01T00:00:00Z", 400, httpapi.CodeInvalidRequest},
 		{"empty", "from=", 400, httpapi.CodeInvalidRequest},
+		{"from twice", "from=2026-11-01&from=2026-11-02", 400, httpapi.CodeInvalidRequest},
+		{"to twice", "to=2026-11-01&to=2026-11-01", 400, httpapi.CodeInvalidRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

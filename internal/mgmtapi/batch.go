@@ -115,16 +115,35 @@ func (s managementServer) ShortenBatch(ctx context.Context, req management.Short
 }
 
 // paramProblem answers the generated code's parameter errors: a malformed or
-// repeated Idempotency-Key is 400 idempotency-key-invalid, anything else (a path
-// token) what next answers.
+// repeated Idempotency-Key is 400 idempotency-key-invalid, a malformed path token what
+// next answers (404: no such link), and any other parameter (a stats window's from or
+// to, malformed or given twice) 400 invalid-request naming it.
 func paramProblem(next func(http.ResponseWriter, *http.Request, error)) func(http.ResponseWriter, *http.Request, error) {
 	return func(w http.ResponseWriter, r *http.Request, err error) {
-		var many *management.TooManyValuesForParamError
-		var format *management.InvalidParamFormatError
-		if (errors.As(err, &many) && many.ParamName == "Idempotency-Key") || (errors.As(err, &format) && format.ParamName == "Idempotency-Key") {
+		switch name := paramName(err); name {
+		case "Idempotency-Key":
 			httpapi.WriteProblem(w, httpapi.ProblemOf(shorturl.ErrIdempotencyKeyInvalid))
-			return
+		case "token", "":
+			next(w, r, err)
+		default:
+			httpapi.WriteProblem(w, httpapi.NewProblem(http.StatusBadRequest, httpapi.CodeInvalidRequest,
+				"query parameter "+name+" is malformed or given more than once"))
 		}
-		next(w, r, err)
 	}
+}
+
+// paramName is the parameter a generated binding error names ("" for another error).
+func paramName(err error) string {
+	var many *management.TooManyValuesForParamError
+	var format *management.InvalidParamFormatError
+	var required *management.RequiredParamError
+	switch {
+	case errors.As(err, &many):
+		return many.ParamName
+	case errors.As(err, &format):
+		return format.ParamName
+	case errors.As(err, &required):
+		return required.ParamName
+	}
+	return ""
 }

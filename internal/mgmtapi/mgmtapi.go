@@ -102,7 +102,7 @@ func NewManagement(d ManagementDeps) (http.Handler, error) {
 		switch {
 		case path == "/shorten", path == "/shorten/batch":
 			return "POST"
-		case path == "/healthz", strings.HasPrefix(path, "/links/"):
+		case path == "/healthz", isLinkPath(path):
 			// As the contract and the API Gateway routes: a HEAD finds no route (404).
 			return "GET"
 		}
@@ -115,6 +115,15 @@ func NewManagement(d ManagementDeps) (http.Handler, error) {
 }
 
 func isHealth(r *http.Request) bool { return r.URL.Path == "/healthz" }
+
+// isLinkPath reports whether path has the shape of a route on a link,
+// /links/{token} or /links/{token}/stats, whatever the token: other paths under
+// /links/ name no resource (404), as on API Gateway, which has no route for them.
+func isLinkPath(path string) bool {
+	rest, ok := strings.CutPrefix(path, "/links/")
+	tok, sub, _ := strings.Cut(rest, "/")
+	return ok && tok != "" && (sub == "" && !strings.HasSuffix(rest, "/") || sub == "stats")
+}
 
 type requestHostKey struct{}
 
