@@ -236,18 +236,21 @@ func TestBatchRefusedWhole(t *testing.T) {
 	for name, tc := range map[string]struct {
 		body   []byte
 		status int
+		code   string // the problem's type, after its prefix
 	}{
-		"no items":       {items(0), 400},
-		"1,001 items":    {items(1001), 400},
-		"items a string": {[]byte(`{"items":"https://example.com/"}`), 400},
-		"items missing":  {[]byte(`{}`), 400},
-		"other member":   {[]byte(`{"items":[{"target_url":"https://example.com/"}],"x":1}`), 400},
-		"item a string":  {[]byte(`{"items":["https://example.com/"]}`), 400},
-		"trailing data":  {[]byte(`{"items":[{"target_url":"https://example.com/"}]} {}`), 400},
-		"over 4 MiB":     {append(items(1), bytes.Repeat([]byte(" "), mgmtapi.MaxBatchBodyBytes)...), 413},
+		"no items":       {items(0), 400, httpapi.CodeInvalidRequest},
+		"1,001 items":    {items(1001), 400, httpapi.CodeInvalidRequest},
+		"items a string": {[]byte(`{"items":"https://example.com/"}`), 400, httpapi.CodeInvalidRequest},
+		"items missing":  {[]byte(`{}`), 400, httpapi.CodeInvalidRequest},
+		"other member":   {[]byte(`{"items":[{"target_url":"https://example.com/"}],"x":1}`), 400, httpapi.CodeUnknownField},
+		"item a string":  {[]byte(`{"items":["https://example.com/"]}`), 400, httpapi.CodeInvalidRequest},
+		"trailing data":  {[]byte(`{"items":[{"target_url":"https://example.com/"}]} {}`), 400, httpapi.CodeInvalidRequest},
+		"over 4 MiB":     {append(items(1), bytes.Repeat([]byte(" "), mgmtapi.MaxBatchBodyBytes)...), 413, httpapi.CodeTooLarge},
 	} {
-		if got := e.post(t, "/shorten/batch", tc.body); got.status != tc.status {
-			t.Errorf("%s: %d %s, want %d", name, got.status, got.body, tc.status)
+		got := e.post(t, "/shorten/batch", tc.body)
+		var p struct{ Type string }
+		if err := json.Unmarshal(got.body, &p); err != nil || got.status != tc.status || p.Type != httpapi.ProblemTypePrefix+tc.code {
+			t.Errorf("%s: %d %s, want %d …%s", name, got.status, got.body, tc.status, tc.code)
 		}
 	}
 	if e.ingests.Load() != 0 {

@@ -236,7 +236,8 @@ func validationProblem(ctx context.Context, err error, w http.ResponseWriter, r 
 		httpapi.WriteProblem(w, httpapi.NewProblem(http.StatusBadRequest, httpapi.CodeUnknownField, schemaErr.Reason+"; the body is exactly "+exactly))
 	case field == "target_url" && schemaErr.SchemaField == "maxLength":
 		httpapi.WriteProblem(w, httpapi.NewProblem(http.StatusBadRequest, string(shorturl.RuleLength), fmt.Sprintf("target_url is longer than %d characters", shorturl.MaxTargetLength)))
-	case (field == "target_url" && schemaErr.SchemaField == "minLength") || schemaErr.SchemaField == "required":
+	case field == "target_url" && schemaErr.SchemaField == "minLength",
+		schemaErr.SchemaField == "required" && strings.Contains(schemaErr.Reason, `"target_url"`):
 		httpapi.WriteProblem(w, httpapi.NewProblem(http.StatusBadRequest, string(shorturl.RuleRequired), "target_url is required"))
 	default:
 		detail := schemaErr.Reason
