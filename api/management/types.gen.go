@@ -222,7 +222,9 @@ type GetLinkStatsParams struct {
 
 // ShortenParams defines parameters for Shorten.
 type ShortenParams struct {
-	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`). The token becomes
+	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`) but the comma, with
+	// no space at either end or beside another (API Gateway joins a repeated
+	// header's values with commas, and SigV4 signs runs of spaces as one). The token becomes
 	// HMAC-SHA256(the service's idempotency secret, caller ‖ 0x00 ‖ key) mapped to
 	// base62 (README, "Idempotent issuance"); the caller is the SigV4 access key id
 	// locally and the IAM principal ARN on AWS. Anything else is 400
@@ -232,7 +234,9 @@ type ShortenParams struct {
 
 // ShortenBatchParams defines parameters for ShortenBatch.
 type ShortenBatchParams struct {
-	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`). The token becomes
+	// IdempotencyKey 1 to 255 printable ASCII characters (space to `~`) but the comma, with
+	// no space at either end or beside another (API Gateway joins a repeated
+	// header's values with commas, and SigV4 signs runs of spaces as one). The token becomes
 	// HMAC-SHA256(the service's idempotency secret, caller ‖ 0x00 ‖ key) mapped to
 	// base62 (README, "Idempotent issuance"); the caller is the SigV4 access key id
 	// locally and the IAM principal ARN on AWS. Anything else is 400

@@ -148,6 +148,8 @@ func TestBadIdempotencyKeys(t *testing.T) {
 		"control":        {"Idempotency-Key", "a\x01b"},
 		"non-ASCII":      {"Idempotency-Key", "clé"},
 		"twice":          {"Idempotency-Key", "a", "Idempotency-Key", "b"},
+		"a comma":        {"Idempotency-Key", "order,4711"},
+		"two spaces":     {"Idempotency-Key", "order  4711"},
 	} {
 		for _, path := range []string{"/shorten", "/shorten/batch"} {
 			body := targetBody("https://example.com/a")
@@ -163,8 +165,10 @@ func TestBadIdempotencyKeys(t *testing.T) {
 	if e.ingests.Load() != 0 || e.queries.Load() != 0 {
 		t.Errorf("refused keys reached Persist: %d ingests, %d queries", e.ingests.Load(), e.queries.Load())
 	}
-	if got := e.post(t, "/shorten", targetBody("https://example.com/a"), "Idempotency-Key", strings.Repeat("~", 255)); got.status != http.StatusCreated {
-		t.Errorf("255 printable characters: %d %s", got.status, got.body)
+	for _, key := range []string{strings.Repeat("~", 255), "order 4711 ~!+-"} {
+		if got := e.post(t, "/shorten", targetBody("https://example.com/a"), "Idempotency-Key", key); got.status != http.StatusCreated {
+			t.Errorf("%q: %d %s", key, got.status, got.body)
+		}
 	}
 }
 

@@ -33,14 +33,24 @@ const (
 	MinIdempotencySecretBytes = 32
 )
 
-// CheckIdempotencyKey accepts 1–255 printable ASCII characters (0x20 space to 0x7E ~).
+// CheckIdempotencyKey accepts 1–255 printable ASCII characters (0x20 space to 0x7E ~)
+// but the comma, with no space at either end or beside another. The comma is out
+// because API Gateway joins a repeated header's values with commas, so that a key
+// holding one would be split on AWS and taken whole by serve; runs of spaces are out
+// because SigV4 signs a header with them collapsed, so that "a  b" would replay the
+// signature of "a b" as another key.
 func CheckIdempotencyKey(key string) error {
 	if key == "" || len(key) > MaxIdempotencyKeyLength {
 		return fmt.Errorf("%w: it must be 1 to %d characters long, got %d", ErrIdempotencyKeyInvalid, MaxIdempotencyKeyLength, len(key))
 	}
 	for i := 0; i < len(key); i++ {
-		if c := key[i]; c < 0x20 || c > 0x7e {
+		switch c := key[i]; {
+		case c < 0x20 || c > 0x7e:
 			return fmt.Errorf("%w: character %d is not printable ASCII (space to ~)", ErrIdempotencyKeyInvalid, i+1)
+		case c == ',':
+			return fmt.Errorf("%w: character %d is a comma", ErrIdempotencyKeyInvalid, i+1)
+		case c == ' ' && (i == 0 || i == len(key)-1 || key[i+1] == ' '):
+			return fmt.Errorf("%w: character %d is a space at an end or beside another", ErrIdempotencyKeyInvalid, i+1)
 		}
 	}
 	return nil

@@ -148,6 +148,10 @@ func TestCheckIdempotencyKey(t *testing.T) {
 	for key, ok := range map[string]bool{
 		"a": true, "order 4711 ~!": true, strings.Repeat("k", 255): true,
 		"": false, strings.Repeat("k", 256): false, "tab\there": false, "é": false, "nul\x00": false, "del\x7f": false,
+		// API Gateway joins a repeated header's values with commas.
+		"order,4711": false, ",": false,
+		// SigV4 signs "a  b" as "a b": another key under the same signature.
+		"order  4711": false, " order": false, "order ": false, " ": false,
 	} {
 		if err := shorturl.CheckIdempotencyKey(key); (err == nil) != ok || (err != nil && !errors.Is(err, shorturl.ErrIdempotencyKeyInvalid)) {
 			t.Errorf("CheckIdempotencyKey(%q) = %v, want ok=%t", key, err, ok)
