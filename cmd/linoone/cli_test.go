@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -14,6 +17,7 @@ import (
 	"github.com/linoone/linoone/internal/golden"
 	"github.com/linoone/linoone/internal/mgmtapi"
 	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/sigv4"
 )
 
 // commands are every subcommand of linoone.
@@ -222,5 +226,42 @@ func TestFailedLinesAdvice(t *testing.T) {
 		if strings.Contains(msg, "run the same file again") != tc.again || strings.Contains(msg, "in a new file") != tc.newFile {
 			t.Errorf("%d failed, %d refused: %q", tc.failed, tc.refused, msg)
 		}
+	}
+}
+
+// TestSignedCommandsFollowNoRedirect: the CLI signs every request it sends, so a
+// management URL that redirects elsewhere must not get the other host a freshly
+// signed request (and its body) to replay against the API.
+func TestSignedCommandsFollowNoRedirect(t *testing.T) {
+	var reached atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer other.Close()
+	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer redirect.Close()
+	env := map[string]string{
+		"LINOONE_DATA_DIR": t.TempDir(), "LINOONE_MANAGEMENT_URL": redirect.URL,
+		sigv4.EnvAccessKeyID: "LNKREDIRECTTEST00001", sigv4.EnvSecretAccessKey: "redirect-test-secret-redirect-test-secret",
+	}
+	for _, args := range [][]string{
+		{"shorten", "https://example.com/a"},
+		{"shorten", "--idempotency-key", "k", "https://example.com/a"},
+		{"inspect", "7BTadEDkJ8"},
+		{"stats", "7BTadEDkJ8"},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(context.Background(), args, func(k string) string { return env[k] }, &out, &errOut); code == 0 {
+			t.Errorf("%v: exit 0 on a redirect: %s", args, out.String())
+		}
+		if !strings.Contains(errOut.String(), "307") {
+			t.Errorf("%v: the error does not name the redirect: %s", args, errOut.String())
+		}
+	}
+	if n := reached.Load(); n != 0 {
+		t.Fatalf("the host redirected to got %d signed requests", n)
 	}
 }

@@ -36,7 +36,7 @@ func inspect(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
-	client, base, err := managementClient(getenv, *endpoint)
+	client, base, err := managementClient(getenv, *endpoint, 30*time.Second)
 	if err != nil {
 		return err
 	}
@@ -70,8 +70,10 @@ func managementURLFlag(fs *flag.FlagSet) *string {
 }
 
 // managementClient is the generated management client, signing with the producer's
-// credentials as shorten does, and the base URL it talks to.
-func managementClient(getenv func(string) string, endpoint string) (*management.ClientWithResponses, string, error) {
+// credentials, and the base URL it talks to. It follows no redirect: the transport
+// signs every request it sends, so a redirect to another host would be handed a
+// fresh signature (and the body) to replay against this API.
+func managementClient(getenv func(string) string, endpoint string, timeout time.Duration) (*management.ClientWithResponses, string, error) {
 	cfg, err := config.LoadShorten(getenv)
 	if err != nil {
 		return nil, "", err
@@ -83,7 +85,8 @@ func managementClient(getenv func(string) string, endpoint string) (*management.
 	if err != nil {
 		return nil, "", err
 	}
-	hc := &http.Client{Timeout: 30 * time.Second, Transport: creds.Transport(nil, cfg.Region, "execute-api")}
+	hc := &http.Client{Timeout: timeout, Transport: creds.Transport(nil, cfg.Region, "execute-api"),
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	base := strings.TrimRight(endpoint, "/")
 	client, err := management.NewClientWithResponses(base, management.WithHTTPClient(hc))
 	if err != nil {

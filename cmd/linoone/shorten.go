@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/linoone/linoone/api/management"
 	"github.com/linoone/linoone/internal/config"
@@ -30,28 +28,16 @@ func shorten(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
-	cfg, err := config.LoadShorten(getenv)
+	client, base, err := managementClient(getenv, *endpoint, bulk.timeout())
 	if err != nil {
 		return err
-	}
-	if *endpoint == "" {
-		*endpoint = cfg.ManagementURL
-	}
-	creds, err := producerCredentials(cfg)
-	if err != nil {
-		return err
-	}
-	hc := &http.Client{Timeout: bulk.timeout(), Transport: creds.Transport(nil, cfg.Region, "execute-api")}
-	client, err := management.NewClientWithResponses(strings.TrimRight(*endpoint, "/"), management.WithHTTPClient(hc))
-	if err != nil {
-		return fmt.Errorf("management client: %w", err)
 	}
 	if *bulk.file != "" {
-		return bulk.run(ctx, client, *endpoint, *asJSON, os.Stdin, stdout, stderr)
+		return bulk.run(ctx, client, base, *asJSON, os.Stdin, stdout, stderr)
 	}
 	res, err := client.ShortenWithResponse(ctx, bulk.params(), management.ShortenJSONRequestBody{TargetURL: pos[0]})
 	if err != nil {
-		return fmt.Errorf("POST %s/shorten: %w", *endpoint, err)
+		return fmt.Errorf("POST %s/shorten: %w", base, err)
 	}
 	created := res.JSON201
 	if created == nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+	"time"
 
 	"github.com/linoone/linoone/api/management"
 )
@@ -32,7 +33,7 @@ func stats(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	client, base, err := managementClient(getenv, *endpoint)
+	client, base, err := managementClient(getenv, *endpoint, 30*time.Second)
 	if err != nil {
 		return err
 	}
