@@ -3,7 +3,9 @@ package sigv4
 import (
 	"bytes"
 	"crypto/hmac"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -108,7 +110,9 @@ func New(creds Credentials, region, service string, opts ...Option) (*Verifier, 
 
 // Verify checks the SigV4 Authorization header of r. It reads the body (at
 // most the configured limit) to hash it and replaces r.Body with an
-// equivalent reader, so handlers after it can read the body again.
+// equivalent reader, so handlers after it can read the body again. A request
+// that declares its body's hash (X-Amz-Content-Sha256, as this package's
+// signer sends) has its signature checked before the body is read.
 //
 // A nil error means the request was signed with the configured credentials
 // for the configured region and service, within the allowed clock skew, and
@@ -135,7 +139,25 @@ func (v *Verifier) Verify(r *http.Request) error {
 	if queryErr != nil {
 		return fmt.Errorf("verify request: %w: query string cannot be canonicalised", ErrMalformedAuthorization)
 	}
-	body, err := v.readBody(r)
+	if declared, ok := declaredHash(r.Header); ok {
+		// The signature covers the body's hash the request declares, so it is
+		// checked first: a forged request gets no buffer the size of the
+		// Content-Length it claims. Then the body must have that hash.
+		if err := v.checkSignature(r, auth, declared, signingTime); err != nil {
+			return fmt.Errorf("verify request: %w", err)
+		}
+		body, err := v.readBody(r, r.ContentLength)
+		if err != nil {
+			return fmt.Errorf("verify request: %w", err)
+		}
+		if hashBody(body) != declared {
+			return fmt.Errorf("verify request: %w: X-Amz-Content-Sha256 does not match the body", ErrBodyHashMismatch)
+		}
+		return nil
+	}
+	// Nothing signed vouches for the Content-Length yet: the buffer grows with what
+	// arrives.
+	body, err := v.readBody(r, min(r.ContentLength, unverifiedPresize))
 	if err != nil {
 		return fmt.Errorf("verify request: %w", err)
 	}
@@ -240,8 +262,28 @@ func (v *Verifier) checkDate(r *http.Request, auth authorization) (time.Time, er
 	return t, nil
 }
 
-// readBody reads the whole body, bounded, and leaves an equivalent r.Body.
-func (v *Verifier) readBody(r *http.Request) ([]byte, error) {
+// unverifiedPresize bounds the buffer a body is first read into before anything
+// signed vouches for its Content-Length.
+const unverifiedPresize = 64 << 10
+
+// declaredHash is the body's SHA-256 as the request's one X-Amz-Content-Sha256
+// header declares it, in lower case, when that is a hash (not UNSIGNED-PAYLOAD or
+// a streaming mode, which checkContentSHA256 refuses once the body is read).
+func declaredHash(h http.Header) (string, bool) {
+	values := h.Values(headerContentSHA256)
+	if len(values) != 1 || len(values[0]) != sha256.Size*2 {
+		return "", false
+	}
+	declared := strings.ToLower(values[0])
+	if _, err := hex.DecodeString(declared); err != nil {
+		return "", false
+	}
+	return declared, true
+}
+
+// readBody reads the whole body, bounded, into a buffer first sized for presize
+// bytes, and leaves an equivalent r.Body.
+func (v *Verifier) readBody(r *http.Request, presize int64) ([]byte, error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
 	}
@@ -252,7 +294,7 @@ func (v *Verifier) readBody(r *http.Request) ([]byte, error) {
 	// A declared length sizes the buffer once: io.ReadAll would start small and
 	// copy a batch of megabytes a dozen times over as it grows. The limit still
 	// applies to what is actually read.
-	buf := bytes.NewBuffer(make([]byte, 0, max(r.ContentLength, 0)+bytes.MinRead))
+	buf := bytes.NewBuffer(make([]byte, 0, max(presize, 0)+bytes.MinRead))
 	_, err := buf.ReadFrom(io.LimitReader(orig, v.maxBody+1))
 	body := buf.Bytes()
 	// Put back what was read in front of what was not, so the body looks

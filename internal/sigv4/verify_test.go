@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -278,6 +279,9 @@ func TestVerifyThroughServer(t *testing.T) {
 				r.ContentLength = -1 // sent chunked: no Content-Length to reject early
 				r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(testBody)))
 				r.GetBody = nil
+				// Without a declared hash the body is read before the signature
+				// (which the signed content-length fails) is checked.
+				r.Header.Del("X-Amz-Content-Sha256")
 			},
 			wantErr: ErrBodyTooLarge,
 		},
@@ -648,6 +652,42 @@ func BenchmarkVerifyBatchBody(b *testing.B) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if err := v.Verify(r); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// stalledBody is a body whose bytes never come.
+type stalledBody struct{}
+
+func (stalledBody) Read([]byte) (int, error) { return 0, io.ErrUnexpectedEOF }
+func (stalledBody) Close() error             { return nil }
+
+// TestForgedRequestGetsNoBufferForItsContentLength: the access key id is no secret
+// (serve logs it), so a request with it, a current date, a made-up signature and a
+// Content-Length of 8 MiB must not make the verifier allocate 8 MiB before anything
+// has arrived, whether or not it declares its body's hash.
+func TestForgedRequestGetsNoBufferForItsContentLength(t *testing.T) {
+	v := mustNew(t, testCreds, WithClock(fixedClock), WithMaxBodyBytes(8<<20))
+	for _, declare := range []bool{true, false} {
+		req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8082/persist/ingest", nil)
+		req.Body, req.ContentLength = stalledBody{}, 8<<20
+		req.Header.Set("X-Amz-Date", testNow.Format(amzDateLayout))
+		signed := "host;x-amz-date"
+		if declare {
+			req.Header.Set("X-Amz-Content-Sha256", strings.Repeat("ab", 32))
+			signed = "host;x-amz-content-sha256;x-amz-date"
+		}
+		req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential="+testCreds.AccessKeyID+"/"+testNow.Format(scopeDateLayout)+
+			"/"+testRegion+"/"+testService+"/aws4_request, SignedHeaders="+signed+", Signature="+strings.Repeat("0", 64))
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		err := v.Verify(req)
+		runtime.ReadMemStats(&after)
+		if err == nil {
+			t.Fatal("a forged request verified")
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+			t.Errorf("declared hash %t: %d bytes allocated for a body of which nothing came (%v)", declare, n, err)
 		}
 	}
 }
