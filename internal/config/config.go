@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -90,8 +91,10 @@ func (r *reader) addr(name, def string) string {
 	v := r.get(name, def)
 	if _, port, err := net.SplitHostPort(v); err != nil {
 		r.bad(name, "%q is not host:port", v)
-	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		r.bad(name, "%q has no valid port", v)
+	} else if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		// Not 0 either: the URLs derived from an address (the resolver base URL,
+		// the Persist and management URLs) would name port 0.
+		r.bad(name, "%q has no valid port (1 to 65535)", v)
 	}
 	return v
 }
@@ -130,11 +133,17 @@ func parse[T any](r *reader, name, def string, p func(string) (T, error)) T {
 	return v
 }
 
-// httpURL reads an optional http(s) URL.
+// httpURL reads an optional http(s) URL: a host, a path if any, and no query,
+// fragment or userinfo (the clients append their routes to it).
 func (r *reader) httpURL(name, def string) string {
 	v := r.get(name, def)
-	if v != "" && !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") {
-		r.bad(name, "%q is not an http(s) URL", v)
+	if v == "" {
+		return v
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil ||
+		u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(v, "#") {
+		r.bad(name, "%q is not an http(s) URL with a host and no query, fragment or userinfo", v)
 	}
 	return v
 }

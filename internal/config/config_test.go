@@ -41,7 +41,7 @@ func TestDefaults(t *testing.T) {
 		{"shorten", loader(LoadShorten), Shorten{ManagementURL: "http://127.0.0.1:8081", DataDir: "./.linoone", Region: "us-east-1"}},
 		// A function has no defaults for what it requires: see TestFunctionRequirements.
 		{"issue function", loader(LoadIssueFunction), IssueFunction{
-			Function: fn, ResolverBaseURL: SSMValue{Value: "http://127.0.0.1:8080"},
+			Function: fn, ResolverBaseURL: SSMValue{Value: "https://go.example"},
 			Persist: Persist{URL: SSMValue{Value: "http://persist"}, Timeout: 2 * time.Second}, MetricsNamespace: "Linoone",
 		}},
 		{"resolve function", loader(LoadResolveFunction), ResolveFunction{
@@ -52,6 +52,7 @@ func TestDefaults(t *testing.T) {
 	}
 	required := map[string]string{
 		"LINOONE_PERSIST_URL": "http://persist", "LINOONE_EVENT_BUS": "bus", "LINOONE_CLICK_DLQ_URL": "https://queue",
+		"LINOONE_RESOLVER_BASE_URL": "https://go.example",
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

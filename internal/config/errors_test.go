@@ -76,6 +76,7 @@ func TestReportsEveryBadVariable(t *testing.T) {
 func TestFunctionRequirements(t *testing.T) {
 	const (
 		persistRequired = "LINOONE_PERSIST_URL: required (or LINOONE_PERSIST_URL_PARAM naming an SSM parameter)"
+		baseRequired    = "LINOONE_RESOLVER_BASE_URL: required (or LINOONE_RESOLVER_BASE_URL_PARAM naming an SSM parameter)"
 		busRequired     = "LINOONE_EVENT_BUS: required"
 		dlqRequired     = "LINOONE_CLICK_DLQ_URL: required"
 	)
@@ -86,11 +87,12 @@ func TestFunctionRequirements(t *testing.T) {
 		want    []string // the requirements reported, all at once
 		notWant []string
 	}{
-		{name: "issue needs persist", load: loader(LoadIssueFunction), want: []string{persistRequired}, notWant: []string{busRequired, dlqRequired}},
-		{name: "resolve needs persist, bus and dlq", load: loader(LoadResolveFunction), want: []string{persistRequired, busRequired, dlqRequired}},
+		// Issuing under a loopback placeholder would store short URLs no visitor can follow.
+		{name: "issue needs persist and a base URL", load: loader(LoadIssueFunction), want: []string{persistRequired, baseRequired}, notWant: []string{busRequired, dlqRequired}},
+		{name: "resolve needs persist, bus and dlq", load: loader(LoadResolveFunction), want: []string{persistRequired, busRequired, dlqRequired}, notWant: []string{baseRequired}},
 		{name: "replay needs the bus only", load: loader(LoadReplayFunction), want: []string{busRequired}, notWant: []string{persistRequired, dlqRequired}},
-		{name: "an SSM parameter satisfies persist", load: loader(LoadIssueFunction),
-			env: map[string]string{"LINOONE_PERSIST_URL_PARAM": "/linoone/prod/persist-url"}},
+		{name: "SSM parameters satisfy persist and the base URL", load: loader(LoadIssueFunction),
+			env: map[string]string{"LINOONE_PERSIST_URL_PARAM": "/linoone/prod/persist-url", "LINOONE_RESOLVER_BASE_URL_PARAM": "/linoone/prod/base-url"}},
 		{name: "requirements and bad values together", load: loader(LoadResolveFunction),
 			env:  map[string]string{"LINOONE_REGION": "moon-1", "LINOONE_PERSIST_URL": "http://persist"},
 			want: []string{"LINOONE_REGION:", busRequired, dlqRequired}, notWant: []string{persistRequired}},
@@ -161,6 +163,33 @@ func TestNameBounds(t *testing.T) {
 		_, err := LoadReplayFunction(env(map[string]string{"LINOONE_EVENT_BUS": "bus", tt.variable: tt.value}))
 		if got := err == nil; got != tt.ok {
 			t.Errorf("%s of %d characters %.60q: accepted %v, want %v (%v)", tt.variable, len(tt.value), tt.value, got, tt.ok, err)
+		}
+	}
+}
+
+// TestAddressesAndURLsThatNameNoOne: short URLs carry the resolver base URL for good,
+// and the clients dial what the URL settings name, so a base URL or a Persist URL
+// that names no host, or port 0, is refused when the process starts.
+func TestAddressesAndURLsThatNameNoOne(t *testing.T) {
+	for _, tt := range []struct {
+		env  map[string]string
+		want string // "" for no error
+	}{
+		{map[string]string{"LINOONE_RESOLVER_ADDR": ":8080"}, "LINOONE_RESOLVER_BASE_URL: required"},
+		{map[string]string{"LINOONE_RESOLVER_ADDR": "0.0.0.0:8080"}, "LINOONE_RESOLVER_BASE_URL: required"},
+		{map[string]string{"LINOONE_RESOLVER_ADDR": "[::]:8080"}, "LINOONE_RESOLVER_BASE_URL: required"},
+		{map[string]string{"LINOONE_RESOLVER_ADDR": ":8080", "LINOONE_RESOLVER_BASE_URL": "https://go.example"}, ""},
+		{map[string]string{"LINOONE_RESOLVER_ADDR": "127.0.0.1:0"}, "LINOONE_RESOLVER_ADDR:"},
+		{map[string]string{"LINOONE_PERSIST_ADDR": "127.0.0.1:0"}, "LINOONE_PERSIST_ADDR:"},
+		{map[string]string{"LINOONE_RESOLVER_BASE_URL": "http://:8080"}, "LINOONE_RESOLVER_BASE_URL:"},
+		{map[string]string{"LINOONE_RESOLVER_BASE_URL": "https://go.example#"}, "LINOONE_RESOLVER_BASE_URL:"},
+		{map[string]string{"LINOONE_PERSIST_URL": "http://"}, "LINOONE_PERSIST_URL:"},
+		{map[string]string{"LINOONE_PERSIST_URL": "http://persist.example?x"}, "LINOONE_PERSIST_URL:"},
+		{map[string]string{"LINOONE_PERSIST_URL": "https://persist.example/prod"}, ""},
+	} {
+		_, err := LoadServe(env(tt.env))
+		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("%v: %v, want %q", tt.env, err, tt.want)
 		}
 	}
 }

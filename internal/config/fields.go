@@ -2,6 +2,7 @@ package config
 
 import (
 	"log/slog"
+	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -59,10 +60,34 @@ func (r *reader) dataDir() string {
 
 func (r *reader) resolverAddr() string { return r.addr("LINOONE_RESOLVER_ADDR", defaultResolverAddr) }
 
-// resolverBaseURL is LINOONE_RESOLVER_BASE_URL, default http://<resolverAddr>.
+// resolverBaseURL is LINOONE_RESOLVER_BASE_URL, default http://<resolverAddr> when
+// that names one host. An address on every interface (":8080", "0.0.0.0:8080")
+// names none that visitors use, and short URLs carry the base for good, so then the
+// base URL must be given.
 func (r *reader) resolverBaseURL(resolverAddr string) string {
-	v := r.get("LINOONE_RESOLVER_BASE_URL", "http://"+resolverAddr)
-	if _, _, err := shorturl.ParseBaseURL(v); err != nil {
+	def := "http://" + resolverAddr
+	if host, _, err := net.SplitHostPort(resolverAddr); err == nil && (host == "" || net.ParseIP(host).IsUnspecified()) {
+		def = ""
+	}
+	v := r.get("LINOONE_RESOLVER_BASE_URL", def)
+	switch _, _, err := shorturl.ParseBaseURL(v); {
+	case v == "" && def == "":
+		r.bad("LINOONE_RESOLVER_BASE_URL", "required: LINOONE_RESOLVER_ADDR %q listens on every interface, and every short URL carries the base URL visitors reach it at", resolverAddr)
+	case err != nil:
+		r.bad("LINOONE_RESOLVER_BASE_URL", "%v", err)
+	}
+	return v
+}
+
+// functionBaseURL is the Issue function's resolver base URL: LINOONE_RESOLVER_BASE_URL
+// or the SSM parameter LINOONE_RESOLVER_BASE_URL_PARAM names, one of them required
+// (a function has no resolver address of its own to default to).
+func (r *reader) functionBaseURL() SSMValue {
+	v := SSMValue{Value: r.get("LINOONE_RESOLVER_BASE_URL", ""), Param: r.ssmParam("LINOONE_RESOLVER_BASE_URL_PARAM")}
+	switch _, _, err := shorturl.ParseBaseURL(v.Value); {
+	case v.Value == "" && v.Param == "":
+		r.bad("LINOONE_RESOLVER_BASE_URL", "required (or LINOONE_RESOLVER_BASE_URL_PARAM naming an SSM parameter)")
+	case v.Value != "" && err != nil:
 		r.bad("LINOONE_RESOLVER_BASE_URL", "%v", err)
 	}
 	return v

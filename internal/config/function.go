@@ -68,10 +68,7 @@ func LoadIssueFunction(getenv func(string) string) (IssueFunction, error) {
 	c := IssueFunction{Function: r.function(), Persist: r.persist(), ReservedHosts: r.reservedHosts(),
 		DenyListParam: r.ssmParam("LINOONE_DENYLIST_PARAM"), MetricsNamespace: r.metricsNamespace(),
 		IdempotencySecretParam: r.ssmParam("LINOONE_IDEMPOTENCY_SECRET_PARAM")}
-	c.ResolverBaseURL = SSMValue{
-		Value: r.resolverBaseURL(r.resolverAddr()),
-		Param: r.ssmParam("LINOONE_RESOLVER_BASE_URL_PARAM"),
-	}
+	c.ResolverBaseURL = r.functionBaseURL()
 	if err := r.err(); err != nil {
 		return IssueFunction{}, err
 	}

@@ -153,9 +153,17 @@ func TestShortenFailures(t *testing.T) {
 }
 
 func TestNewIssuerRejectsBadBaseURL(t *testing.T) {
-	for _, base := range []string{"", "s.example.com", "ftp://s.example.com", "https://u@s.example.com", "https://s.example.com/?q=1", "https://"} {
+	for _, base := range []string{"", "s.example.com", "ftp://s.example.com", "https://u@s.example.com", "https://s.example.com/?q=1", "https://",
+		// Short URLs carry the base for good: nothing a browser cannot follow.
+		"http://:8080", "http://s.example.com?", "http://s.example.com#", "https://s.example.com/go#",
+		"http://s.example.com:0", "http://s.example.com:99999", "http://[::1]:0"} {
 		if _, err := shorturl.NewIssuer(shorturl.IssuerConfig{Store: newMemStore(), ResolverBaseURL: base, Rand: rand.Reader}); !errors.Is(err, shorturl.ErrInvalidBaseURL) {
 			t.Errorf("base %q: err = %v", base, err)
+		}
+	}
+	for _, base := range []string{"http://127.0.0.1:8080", "https://s.example.com/go/", "http://[::1]:65535", "https://s.example.com:1"} {
+		if _, err := shorturl.NewIssuer(shorturl.IssuerConfig{Store: newMemStore(), ResolverBaseURL: base, Rand: rand.Reader}); err != nil {
+			t.Errorf("base %q: %v", base, err)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -150,15 +151,23 @@ func NewIssuer(c IssuerConfig) (*Issuer, error) {
 	return is, nil
 }
 
-// ParseBaseURL checks a resolver base URL (absolute http(s), a host, no query,
-// fragment or userinfo) and returns it without a trailing slash, and its host name.
+// ParseBaseURL checks a resolver base URL (absolute http(s), a host name, a port
+// from 1 to 65535 if any, no query, fragment or userinfo, not even an empty one)
+// and returns it without a trailing slash, and its host name. Every short URL
+// issued carries it for good, so what browsers could not follow is refused.
 func ParseBaseURL(raw string) (base, host string, err error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "", "", fmt.Errorf("%w: %q: %v", ErrInvalidBaseURL, raw, err)
 	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil ||
+		u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(raw, "#") {
 		return "", "", fmt.Errorf("%w: %q must be an absolute http(s) URL with a host and no query, fragment or userinfo", ErrInvalidBaseURL, raw)
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return "", "", fmt.Errorf("%w: %q has no valid port", ErrInvalidBaseURL, raw)
+		}
 	}
 	return strings.TrimRight(raw, "/"), u.Hostname(), nil
 }
