@@ -2,6 +2,8 @@ package localpersist
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -45,13 +47,71 @@ func (st *stored) properties(id string) (map[string]any, error) {
 }
 
 // evaluate runs a compiled traversal against the store and returns its results:
-// strings, int64s, bools, maps (project), *vertex and *edge values.
-func (s *Store) evaluate(ctx context.Context, p *plan) ([]any, error) {
+// strings, int64s, bools, maps (project), *vertex and *edge values. A traversal that
+// reads edges runs more than one statement, and they share one read transaction so
+// that they all see the same commits: a link's stats count its clicks of all time
+// and of each day in one query, and a commit between the two made the days add up
+// to more than the whole. A traversal of vertices alone is one statement, and pays
+// no transaction (a third of a token lookup's cost).
+func (s *Store) evaluate(ctx context.Context, p *plan) (_ []any, err error) {
+	if readsEdges(p.steps) {
+		rt := &readTx{db: s.rdb}
+		defer func() { err = errors.Join(err, rt.end()) }()
+		ctx = context.WithValue(ctx, readTxKey{}, rt)
+	}
 	in, rest, err := s.start(ctx, p)
 	if err != nil {
 		return nil, err
 	}
 	return s.apply(ctx, p.src, rest, in)
+}
+
+// readsEdges reports whether steps, or the traversals of their by() modulators, read
+// edges: the only steps that run statements after start's.
+func readsEdges(steps []step) bool {
+	for _, st := range steps {
+		if st.kind == stepOutE || st.kind == stepInE {
+			return true
+		}
+		for _, pr := range st.proj {
+			if readsEdges(pr.byTrav) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// readTx is the read transaction of one evaluation, begun at its first statement
+// (stmtCache.query finds it in the context). An evaluation runs its statements one
+// after another, on one goroutine.
+type readTx struct {
+	db *sql.DB
+	tx *sql.Tx
+}
+
+type readTxKey struct{}
+
+func (rt *readTx) begin(ctx context.Context) (*sql.Tx, error) {
+	if rt.tx == nil {
+		tx, err := rt.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			return nil, fmt.Errorf("begin read: %w", err)
+		}
+		rt.tx = tx
+	}
+	return rt.tx, nil
+}
+
+// end ends the transaction; it read only, so a rollback ends it.
+func (rt *readTx) end() error {
+	if rt.tx == nil {
+		return nil
+	}
+	if err := rt.tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
+		return fmt.Errorf("end read: %w", err)
+	}
+	return nil
 }
 
 // start answers g.V() together with the hasLabel()/has() filters that directly follow

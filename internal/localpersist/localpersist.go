@@ -299,36 +299,58 @@ func newStmtCache(db *sql.DB) *stmtCache {
 	return &stmtCache{db: db, m: make(map[string]*sql.Stmt)}
 }
 
-// query runs the statement with the given SQL text.
+// query runs the statement with the given SQL text, inside the evaluation's read
+// transaction when ctx carries one (evaluate).
 func (c *stmtCache) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	var tx *sql.Tx
+	if rt, _ := ctx.Value(readTxKey{}).(*readTx); rt != nil {
+		var err error
+		if tx, err = rt.begin(ctx); err != nil {
+			return nil, err
+		}
+	}
+	st, err := c.stmt(ctx, query)
+	switch {
+	case err != nil:
+		return nil, err
+	case st != nil && tx != nil:
+		// Prepared once per connection: database/sql keeps it with st.
+		return tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	case st != nil:
+		return st.QueryContext(ctx, args...)
+	case tx != nil:
+		// Not cached: prepared for this use, in the transaction, which closes it.
+		return tx.QueryContext(ctx, query, args...)
+	}
+	return c.db.QueryContext(ctx, query, args...)
+}
+
+// stmt is the cached statement with the given SQL text, prepared on first use; nil
+// once the cache holds maxCachedStmts others.
+func (c *stmtCache) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	c.mu.Lock()
 	st, ok := c.m[query]
+	full := len(c.m) >= maxCachedStmts
 	c.mu.Unlock()
-	if ok {
-		return st.QueryContext(ctx, args...)
+	if ok || full {
+		return st, nil
 	}
 	st, err := c.db.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, fmt.Errorf("prepare: %w", err)
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if prev, ok := c.m[query]; ok {
-		c.mu.Unlock()
 		_ = st.Close()
-		return prev.QueryContext(ctx, args...)
+		return prev, nil
 	}
-	if len(c.m) < maxCachedStmts {
-		c.m[query] = st
-		c.mu.Unlock()
-		return st.QueryContext(ctx, args...)
+	if len(c.m) >= maxCachedStmts {
+		_ = st.Close()
+		return nil, nil
 	}
-	c.mu.Unlock()
-	// Not cached: the statement must outlive its rows, so close it only after
-	// the caller has read them. database/sql allows closing a Stmt with open Rows:
-	// the rows keep the connection-level statement alive until they are closed.
-	rows, err := st.QueryContext(ctx, args...)
-	_ = st.Close()
-	return rows, err
+	c.m[query] = st
+	return st, nil
 }
 
 func (c *stmtCache) close() error {

@@ -239,3 +239,71 @@ func TestVisitsLongestWindow(t *testing.T) {
 		})
 	}
 }
+
+// TestVisitsAreOneSnapshot: the all-time count and the window's days are read in one
+// query; while clicks arrive, the days must never add up to more than the whole.
+func TestVisitsAreOneSnapshot(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t, startLocalPersist(t), false)
+	u := shorturl.ShortURL{Token: "SnapShot01", Path: "https://s.example.com/SnapShot01", Target: "https://example.com/"}
+	if err := c.Save(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := u.Artifact()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := doc.Vertices[0]
+	w, err := shorturl.ParseWindow("", "", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, done := make(chan struct{}), make(chan error, 1)
+	go func() { // clicks arriving, two a commit
+		for {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			batch := graphson.Document{Vertices: []graphson.Vertex{v}}
+			for _, ua := range []string{"a", "b"} {
+				e, err := graphson.NewEdge("short_url_visited", v, v, graphson.Properties{
+					"event_identifier": "ev_" + ulid.Make().String(), "visitor_ip_address": "192.0.2.1",
+					"user_agent": ua, "effective_at": time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
+				})
+				if err != nil {
+					done <- err
+					return
+				}
+				batch.Edges = append(batch.Edges, e)
+			}
+			if err := c.Ingest(ctx, batch); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	defer func() {
+		close(stop)
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	for range 300 {
+		got, err := c.Visits(ctx, u.Token, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum int64
+		for _, day := range got.PerDay {
+			for _, n := range day {
+				sum += n
+			}
+		}
+		if sum > got.Total {
+			t.Fatalf("%d clicks of all time, but the window's days hold %d", got.Total, sum)
+		}
+	}
+}
