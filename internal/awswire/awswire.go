@@ -100,13 +100,16 @@ const DenyListRefresh = 30 * time.Second
 
 // DenyList is the deny list kept in the SSM parameter param ("": none, nothing is
 // blocked), read now and again every DenyListRefresh by refresh, which the handler
-// calls at the start of each invocation. A failed read keeps the previous list (or
-// none, at start), is logged at ERROR and counted in failures; it never stops the
-// function.
-func DenyList(ctx context.Context, api GetParameterAPI, param string, log *slog.Logger, failures *atomic.Int64) (*denylist.Holder, func(context.Context)) {
+// calls at the start of each invocation. The first read failing (after the SDK's
+// own retries) fails the function's start, as serve refuses to start: an instance
+// without the list would redirect to, or issue links to, every blocked target
+// until its next read; Lambda starts the function again on the next invocation.
+// A later failed read keeps the list in force, is logged at ERROR and counted in
+// failures.
+func DenyList(ctx context.Context, api GetParameterAPI, param string, log *slog.Logger, failures *atomic.Int64) (*denylist.Holder, func(context.Context), error) {
 	h := &denylist.Holder{}
 	if param == "" {
-		return h, func(context.Context) {}
+		return h, func(context.Context) {}, nil
 	}
 	c := &denylist.Cache{Holder: h, Every: DenyListRefresh, Source: "ssm:" + param, Log: log, Failures: failures,
 		Fetch: func(ctx context.Context) (string, error) {
@@ -119,6 +122,8 @@ func DenyList(ctx context.Context, api GetParameterAPI, param string, log *slog.
 			}
 			return aws.ToString(out.Parameter.Value), nil
 		}}
-	c.Refresh(ctx)
-	return h, c.Refresh
+	if err := c.Load(ctx); err != nil {
+		return nil, nil, fmt.Errorf("deny list: %w", err)
+	}
+	return h, c.Refresh, nil
 }

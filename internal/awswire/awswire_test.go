@@ -58,12 +58,16 @@ func TestResolveParams(t *testing.T) {
 }
 
 // TestDenyListKeepsLastGoodOnSSMError: throttled or denied, the list read before
-// stays in force, the failure is logged at ERROR and counted.
+// stays in force, the failure is logged at ERROR and counted; with no list read
+// before, the function does not start.
 func TestDenyListKeepsLastGoodOnSSMError(t *testing.T) {
 	api := &fakeSSM{values: map[string]string{"/p/deny": "# deny list: one rule per line\n*.evil.example\n"}}
 	var logs strings.Builder
 	var failures atomic.Int64
-	h, refresh := DenyList(t.Context(), api, "/p/deny", slog.New(slog.NewJSONHandler(&logs, nil)), &failures)
+	h, refresh, err := DenyList(t.Context(), api, "/p/deny", slog.New(slog.NewJSONHandler(&logs, nil)), &failures)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, blocked := h.Screen("https://login.evil.example/"); !blocked {
 		t.Fatal("the parameter's list is not in force")
 	}
@@ -76,12 +80,13 @@ func TestDenyListKeepsLastGoodOnSSMError(t *testing.T) {
 		t.Errorf("blocked %v, failures %d", blocked, failures.Load())
 	}
 
-	h, _ = DenyList(t.Context(), api, "/p/deny", slog.New(slog.NewJSONHandler(&logs, nil)), &failures)
-	if _, blocked := h.Screen("https://login.evil.example/"); blocked || failures.Load() != 1 || !strings.Contains(logs.String(), `"level":"ERROR"`) {
-		t.Errorf("unreadable at start: blocked %v, failures %d, logs %s", blocked, failures.Load(), logs.String())
+	// Unreadable at start: an instance without the list would lift every block.
+	if h, _, err := DenyList(t.Context(), api, "/p/deny", slog.New(slog.NewJSONHandler(&logs, nil)), &failures); err == nil ||
+		!strings.Contains(err.Error(), "/p/deny") || h != nil {
+		t.Errorf("unreadable at start: %v, %v", h, err)
 	}
-	if h, refresh := DenyList(t.Context(), api, "", slog.New(slog.DiscardHandler), &failures); h.List().Len() != 0 {
-		t.Error("no parameter blocks something")
+	if h, refresh, err := DenyList(t.Context(), api, "", slog.New(slog.DiscardHandler), &failures); err != nil || h.List().Len() != 0 {
+		t.Errorf("no parameter blocks something: %v", err)
 	} else {
 		refresh(t.Context())
 	}

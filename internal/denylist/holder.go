@@ -123,18 +123,34 @@ type Cache struct {
 	text *string // the text in force, once one was fetched
 }
 
+// Load fetches the text and puts its list in force, now, and schedules the next
+// Refresh. A caller that must not run without a list (a function at start: none in
+// force would lift every block) fails on its error.
+func (c *Cache) Load(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fetch(ctx)
+}
+
 // Refresh fetches when due. A concurrent caller does not wait: it keeps the list in
-// force.
+// force. A failed fetch keeps it too, logged at ERROR and counted.
 func (c *Cache) Refresh(ctx context.Context) {
 	if !c.mu.TryLock() {
 		return
 	}
 	defer c.mu.Unlock()
-	now := c.now()
-	if now.Before(c.next) {
+	if c.now().Before(c.next) {
 		return
 	}
-	c.next = now.Add(c.Every)
+	if err := c.fetch(ctx); err != nil {
+		c.Failures.Add(1)
+		c.Log.ErrorContext(ctx, "deny list unreadable: the previous list stays in force", "source", c.Source, "err", err)
+	}
+}
+
+// fetch reads the text (under mu) and, when it changed, puts its list in force.
+func (c *Cache) fetch(ctx context.Context) error {
+	c.next = c.now().Add(c.Every)
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = time.Second
@@ -143,17 +159,16 @@ func (c *Cache) Refresh(ctx context.Context) {
 	defer cancel()
 	text, err := c.Fetch(fctx)
 	if err != nil {
-		c.Failures.Add(1)
-		c.Log.ErrorContext(ctx, "deny list unreadable: the previous list stays in force", "source", c.Source, "err", err)
-		return
+		return err
 	}
 	if c.text != nil && *c.text == text {
-		return
+		return nil
 	}
 	l, bad := ParseString(text)
 	c.Holder.Set(l)
 	c.text = &text
 	logLoaded(c.Log, c.Source, l, bad)
+	return nil
 }
 
 func (c *Cache) now() time.Time {

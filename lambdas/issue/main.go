@@ -50,7 +50,10 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 	}
 	counters := &shorturl.ScreenCounters{}
 	ssmc := ssm.NewFromConfig(awsCfg)
-	deny, refresh := awswire.DenyList(ctx, ssmc, cfg.DenyListParam, log, &counters.DenyListUnreadable)
+	deny, refresh, err := awswire.DenyList(ctx, ssmc, cfg.DenyListParam, log, &counters.DenyListUnreadable)
+	if err != nil {
+		return nil, err
+	}
 	secret, err := idempotencySecret(ctx, ssmc, cfg.IdempotencySecretParam, log)
 	if err != nil {
 		return nil, fmt.Errorf("idempotency secret: %w", err)

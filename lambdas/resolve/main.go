@@ -60,7 +60,10 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 	// and a frozen or reaped environment would take buffered facts with it, so a
 	// fact that neither EventBridge nor SQS takes is logged whole at once.
 	counters := &shorturl.ScreenCounters{}
-	deny, refresh := awswire.DenyList(ctx, ssm.NewFromConfig(awsCfg), cfg.DenyListParam, log, &counters.DenyListUnreadable)
+	deny, refresh, err := awswire.DenyList(ctx, ssm.NewFromConfig(awsCfg), cfg.DenyListParam, log, &counters.DenyListUnreadable)
+	if err != nil {
+		return nil, err
+	}
 	rs, err := resolverstack.New(resolverstack.Deps{Store: pc, Publisher: pub, DeadLetters: dlq, CacheSize: cfg.CacheSize,
 		PublishTimeout: cfg.PublishTimeout, Logger: log, MetricsOut: os.Stdout, Namespace: cfg.MetricsNamespace, Environment: cfg.Environment,
 		Screening: shorturl.Screening{Screen: deny, Counters: counters, Logger: log}})
