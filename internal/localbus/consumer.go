@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/linoone/linoone/internal/flock"
 	"github.com/linoone/linoone/internal/yield"
 )
 
@@ -160,7 +161,7 @@ type Consumer struct {
 	opts       ConsumerOptions
 	log        *slog.Logger
 	tab        *crc32.Table
-	self       *fileLock // consumer.lock, held until Close
+	self       *flock.File // consumer.lock, held until Close
 	facts      *os.File
 	running    sync.Mutex
 
@@ -294,12 +295,12 @@ func (c *Consumer) open(dir string) error {
 	if err := os.MkdirAll(c.journal, 0o700); err != nil {
 		return err
 	}
-	self, err := openLock(filepath.Join(dir, consumerLock))
+	self, err := flock.Open(filepath.Join(dir, consumerLock))
 	if err != nil {
 		return err
 	}
 	c.self = self
-	held, err := self.tryLock()
+	held, err := self.TryLock()
 	if err != nil {
 		return err
 	}
@@ -373,7 +374,7 @@ func (c *Consumer) Close() error {
 	}
 	c.f, c.facts = nil, nil
 	if c.self != nil {
-		if err := c.self.close(); err != nil {
+		if err := c.self.Close(); err != nil {
 			errs = append(errs, err)
 		}
 		c.self = nil

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/linoone/linoone/internal/clickfact"
+	"github.com/linoone/linoone/internal/flock"
 	"github.com/linoone/linoone/internal/shorturl"
 )
 
@@ -215,12 +216,12 @@ func describe(name string, body []byte) Entry {
 // each message. Replay stops early only when ctx ends or the DLQ dir fails.
 func (q *DLQ) Replay(ctx context.Context, pub shorturl.Publisher, progress func(done, total int)) (ReplayResult, error) {
 	var res ReplayResult
-	lock, err := openLock(filepath.Join(q.dir, replayLockName))
+	lock, err := flock.Open(filepath.Join(q.dir, replayLockName))
 	if err != nil {
 		return res, fmt.Errorf("replay: %w", err)
 	}
-	defer func() { _ = lock.close() }() // closing releases the flock
-	held, err := lock.tryLock()
+	defer func() { _ = lock.Close() }() // closing releases the flock
+	held, err := lock.TryLock()
 	if err != nil {
 		return res, fmt.Errorf("replay: %w", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/linoone/linoone/internal/flock"
 )
 
 const (
@@ -33,10 +35,10 @@ const (
 //
 // All methods run on the bus's writer goroutine (or in OpenBus before it starts).
 type writers struct {
-	lock    *fileLock
+	lock    *flock.File
 	dir     string
 	solo    bool
-	own     *fileLock // our announcement while shared
+	own     *flock.File // our announcement while shared
 	ownName string
 	seen    time.Time // journal.writers/'s mtime when last read
 	changed bool      // the lock was just taken for good: re-check the journal once
@@ -47,14 +49,14 @@ func openWriters(busDir string) (*writers, error) {
 	if err := os.MkdirAll(w.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("writers dir: %w", err)
 	}
-	lock, err := openLock(filepath.Join(busDir, journalLock))
+	lock, err := flock.Open(filepath.Join(busDir, journalLock))
 	if err != nil {
 		return nil, err
 	}
 	w.lock = lock
-	held, err := lock.tryLock()
+	held, err := lock.TryLock()
 	if err != nil {
-		_ = lock.close()
+		_ = lock.Close()
 		return nil, err
 	}
 	if !held {
@@ -62,7 +64,7 @@ func openWriters(busDir string) (*writers, error) {
 		return w, nil
 	}
 	if err := w.announce(); err != nil {
-		_ = lock.close()
+		_ = lock.Close()
 		return nil, err
 	}
 	return w, nil
@@ -73,7 +75,7 @@ func (w *writers) acquire() error {
 	if w.solo {
 		return nil
 	}
-	return w.lock.lock()
+	return w.lock.Lock()
 }
 
 // release ends a batch's hold of the lock; an error affects only other writers.
@@ -81,7 +83,7 @@ func (w *writers) release() error {
 	if w.solo {
 		return nil
 	}
-	return w.lock.unlock()
+	return w.lock.Unlock()
 }
 
 // check turns a solo bus shared when another bus announced itself, and a shared bus
@@ -107,9 +109,9 @@ func (w *writers) check() error {
 			return err
 		}
 		w.solo = false
-		return w.lock.unlock()
+		return w.lock.Unlock()
 	case !w.solo && !others:
-		held, err := w.lock.tryLock()
+		held, err := w.lock.TryLock()
 		if err != nil || held {
 			return err
 		}
@@ -132,11 +134,11 @@ func (w *writers) liveOthers() (bool, error) {
 			continue // ours, or one being announced
 		}
 		path := filepath.Join(w.dir, e.Name())
-		l, err := openLock(path)
+		l, err := flock.Open(path)
 		if err != nil {
 			continue // removed meanwhile
 		}
-		held, err := l.tryLock()
+		held, err := l.TryLock()
 		switch {
 		case err != nil:
 		case held:
@@ -144,7 +146,7 @@ func (w *writers) liveOthers() (bool, error) {
 		default:
 			_ = os.Remove(path) // its process died; we hold its lock while removing
 		}
-		_ = l.close()
+		_ = l.Close()
 	}
 	return live, nil
 }
@@ -162,11 +164,11 @@ func (w *writers) announce() error {
 	}
 	name := fmt.Sprintf("%d-%x", os.Getpid(), rnd)
 	tmp := filepath.Join(w.dir, ".tmp-"+name)
-	l, err := openLock(tmp)
+	l, err := flock.Open(tmp)
 	if err != nil {
 		return err
 	}
-	held, err := l.tryLock()
+	held, err := l.TryLock()
 	if err == nil && held {
 		err = fmt.Errorf("announcement %s is locked by another process", name)
 	}
@@ -175,7 +177,7 @@ func (w *writers) announce() error {
 	}
 	if err != nil {
 		_ = os.Remove(tmp)
-		_ = l.close()
+		_ = l.Close()
 		return fmt.Errorf("announce writer: %w", err)
 	}
 	w.own, w.ownName = l, name
@@ -188,12 +190,12 @@ func (w *writers) withdraw() {
 		return
 	}
 	_ = os.Remove(filepath.Join(w.dir, w.ownName))
-	_ = w.own.close()
+	_ = w.own.Close()
 	w.own, w.ownName = nil, ""
 }
 
 // close withdraws the announcement and releases the lock.
 func (w *writers) close() error {
 	w.withdraw()
-	return w.lock.close()
+	return w.lock.Close()
 }
