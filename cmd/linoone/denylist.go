@@ -14,6 +14,7 @@ import (
 
 	"github.com/linoone/linoone/internal/config"
 	"github.com/linoone/linoone/internal/denylist"
+	"github.com/linoone/linoone/internal/flock"
 )
 
 // blockCmd is linoone block RULE and linoone unblock RULE: they add or remove one
@@ -34,7 +35,12 @@ func blockCmd(ctx context.Context, name string, args []string, getenv func(strin
 		return fmt.Errorf("%q is not a rule: a host, *.domain or an http(s) URL prefix", rule)
 	}
 	kind := l.Rules()[0].Kind
-	lines, err := readLines(cfg.File)
+	path, unlock, err := lockDenyList(cfg.File)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	lines, err := readLines(path)
 	if err != nil {
 		return err
 	}
@@ -53,7 +59,7 @@ func blockCmd(ctx context.Context, name string, args []string, getenv func(strin
 	case len(kept) == len(lines):
 		return fmt.Errorf("%s is not in the deny list %s", rule, cfg.File)
 	}
-	if err := writeAtomically(cfg.File, kept); err != nil {
+	if err := writeAtomically(path, kept); err != nil {
 		return err
 	}
 	effect := "new short URLs to matching targets answer 422 target-url-blocked and existing ones 410 link-blocked"
@@ -99,6 +105,30 @@ func blockedCmd(args []string, getenv func(string) string, stdout, stderr io.Wri
 	return nil
 }
 
+// lockDenyList takes the edit lock of the deny list at file, beside the file a
+// symlink there leads to, and returns that file's path: block and unblock read,
+// change and replace the list under it, so that edits running at once all land, and
+// through a symlink the list it points to is edited, not replaced by a copy.
+func lockDenyList(file string) (path string, unlock func(), err error) {
+	path = file
+	if real, err := filepath.EvalSymlinks(file); err == nil {
+		path = real
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", nil, fmt.Errorf("deny list: %w", err)
+	}
+	l, err := flock.Open(filepath.Join(dir, "."+filepath.Base(path)+".lock"))
+	if err != nil {
+		return "", nil, fmt.Errorf("deny list: %w", err)
+	}
+	if err := l.Lock(); err != nil {
+		_ = l.Close()
+		return "", nil, fmt.Errorf("deny list: %w", err)
+	}
+	return path, func() { _ = l.Close() }, nil // closing releases the lock
+}
+
 // readLines reads the deny list file; an absent file has no lines.
 func readLines(path string) ([]string, error) {
 	b, err := os.ReadFile(path)
@@ -118,11 +148,7 @@ func readLines(path string) ([]string, error) {
 // writeAtomically replaces path with lines through a temporary file in the same
 // directory and a rename, so serve never reads half a list.
 func writeAtomically(path string, lines []string) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("deny list: %w", err)
-	}
-	f, err := os.CreateTemp(dir, ".denylist-*.tmp")
+	f, err := os.CreateTemp(filepath.Dir(path), ".denylist-*.tmp")
 	if err != nil {
 		return fmt.Errorf("deny list: %w", err)
 	}

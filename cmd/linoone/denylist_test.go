@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -118,5 +121,74 @@ func TestDenyListEditKeepsMode(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(path); string(b) != "evil.example\n*.bad.example\n" {
 		t.Errorf("list %q", b)
+	}
+}
+
+// blockEnv is the environment of block and unblock on the deny list file at path
+// (no serve answers at the resolver address).
+func blockEnv(path string) func(string) string {
+	return func(k string) string {
+		switch k {
+		case "LINOONE_DENYLIST_FILE":
+			return path
+		case "LINOONE_RESOLVER_ADDR":
+			return "127.0.0.1:1"
+		}
+		return ""
+	}
+}
+
+// TestDenyListEditsAtOnceAllLand: block reads, changes and replaces the list; eight
+// run at once, and every rule must be in the list afterwards, not only the last
+// rename's.
+func TestDenyListEditsAtOnceAllLand(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "denylist.txt")
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range 8 {
+		wg.Go(func() {
+			var out, errOut bytes.Buffer
+			errs <- blockCmd(context.Background(), "block", []string{fmt.Sprintf("evil%d.example", i)}, blockEnv(path), &out, &errOut)
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines, err := readLines(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 8 {
+		t.Fatalf("%d rules after 8 blocks at once: %q", len(lines), lines)
+	}
+}
+
+// TestDenyListEditThroughSymlink: a list kept elsewhere and linked into place is
+// edited where it is; the link stays a link.
+func TestDenyListEditThroughSymlink(t *testing.T) {
+	dir := t.TempDir()
+	real, link := filepath.Join(dir, "lists", "deny.txt"), filepath.Join(dir, "denylist.txt")
+	if err := os.MkdirAll(filepath.Dir(real), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(real, []byte("a.example\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if err := blockCmd(context.Background(), "block", []string{"b.example"}, blockEnv(link), &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v, %v", fi, err)
+	}
+	if b, _ := os.ReadFile(real); string(b) != "a.example\nb.example\n" {
+		t.Errorf("the linked list holds %q", b)
 	}
 }
