@@ -18,6 +18,7 @@ const shards = 64
 type Store struct {
 	next     shorturl.Store
 	seed     maphash.Seed
+	used     uint64 // shards in use: fewer than 64 for a size under 64
 	perShard int
 	shards   [shards]shard
 }
@@ -31,7 +32,8 @@ var _ shorturl.Store = (*Store)(nil)
 
 // New caches up to size short URLs in front of next. size must be positive.
 func New(next shorturl.Store, size int) *Store {
-	s := &Store{next: next, seed: maphash.MakeSeed(), perShard: max(1, size/shards)}
+	used := min(shards, max(size, 1))
+	s := &Store{next: next, seed: maphash.MakeSeed(), used: uint64(used), perShard: max(1, size/used)}
 	for i := range s.shards {
 		s.shards[i].m = make(map[shorturl.Token]shorturl.ShortURL)
 	}
@@ -39,7 +41,7 @@ func New(next shorturl.Store, size int) *Store {
 }
 
 func (s *Store) shard(tok shorturl.Token) *shard {
-	return &s.shards[maphash.String(s.seed, string(tok))%shards]
+	return &s.shards[maphash.String(s.seed, string(tok))%s.used]
 }
 
 // Lookup answers from memory when it can and asks the next store otherwise.

@@ -95,16 +95,18 @@ func TestSaveWritesThrough(t *testing.T) {
 
 func TestBounded(t *testing.T) {
 	ctx := context.Background()
-	back := &countingStore{m: map[shorturl.Token]shorturl.ShortURL{}}
-	s := New(back, shards*4)
-	for i := range 10_000 {
-		tok := shorturl.Token(fmt.Sprintf("%010d", i))
-		if err := s.Save(ctx, shorturl.ShortURL{Token: tok}); err != nil {
-			t.Fatal(err)
+	for _, size := range []int{1, 10, shards - 1, shards, shards*4 + 3} {
+		back := &countingStore{m: map[shorturl.Token]shorturl.ShortURL{}}
+		s := New(back, size)
+		for i := range 10_000 {
+			tok := shorturl.Token(fmt.Sprintf("%010d", i))
+			if err := s.Save(ctx, shorturl.ShortURL{Token: tok}); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	if n := s.Len(); n > shards*4 {
-		t.Errorf("Len = %d, want at most %d", n, shards*4)
+		if n := s.Len(); n > size || n < size/2 {
+			t.Errorf("size %d: Len = %d", size, n)
+		}
 	}
 }
 
