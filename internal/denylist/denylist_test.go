@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/linoone/linoone/internal/denylist"
 	"github.com/linoone/linoone/internal/denylist/denylisttest"
+	"github.com/linoone/linoone/internal/syncbuf"
 )
 
 const list = `# deny list
@@ -240,5 +242,93 @@ func BenchmarkMatch100k(b *testing.B) {
 				l.Match(target)
 			}
 		})
+	}
+}
+
+// TestPollerWaitsOutASaveInPlace: an editor saving in place empties the file, then
+// writes it; a poll in between must not lift every block.
+func TestPollerWaitsOutASaveInPlace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "denylist.txt")
+	write(t, path, "*.evil.example\nbad.example\n")
+	var logs syncbuf.Buffer
+	h := &denylist.Holder{}
+	p := &denylist.Poller{Path: path, Holder: h, Log: slog.New(slog.NewJSONHandler(&logs, nil)), Settle: 100 * time.Millisecond}
+	if _, err := p.Reload(); err != nil || !blocked(h, "https://login.evil.example/") {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan bool)
+	go func() {
+		changed, err := p.Reload() // the poll between the two
+		if err != nil {
+			t.Error(err)
+		}
+		done <- changed
+	}()
+	time.Sleep(20 * time.Millisecond)
+	if _, err := f.WriteString("*.evil.example\nbad.example\nworse.example\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if changed := <-done; changed || !blocked(h, "https://login.evil.example/") {
+		t.Fatalf("the emptied file was put in force (changed %v)", changed)
+	}
+	if _, err := p.Reload(); err != nil || !blocked(h, "https://worse.example/") {
+		t.Fatalf("the saved file is not in force: %v", err)
+	}
+	// An empty list that stays is put in force, said at WARN; so is a removal.
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := p.Reload(); err != nil || !changed || blocked(h, "https://worse.example/") {
+		t.Fatalf("an emptied list: changed %v, %v", changed, err)
+	}
+	write(t, path, "bad.example\n")
+	if _, err := p.Reload(); err != nil || !blocked(h, "https://bad.example/") {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := p.Reload(); err != nil || !changed || blocked(h, "https://bad.example/") {
+		t.Fatalf("a removed list: changed %v, %v", changed, err)
+	}
+	for _, msg := range []string{"deny list emptied: every block is lifted", "deny list removed: every block is lifted"} {
+		if !strings.Contains(logs.String(), `"level":"WARN","msg":"`+msg+`"`) {
+			t.Errorf("no WARN %q in\n%s", msg, logs.String())
+		}
+	}
+}
+
+// TestPollerSeesAnEditThatKeepsItsTimes: cp -p, rsync -t or touch -r can give a
+// rewritten list its old modification time and size; its change time still moves.
+func TestPollerSeesAnEditThatKeepsItsTimes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "denylist.txt")
+	if err := os.WriteFile(path, []byte("good.example\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := &denylist.Holder{}
+	p := &denylist.Poller{Path: path, Holder: h, Log: slog.New(slog.DiscardHandler)}
+	if _, err := p.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond) // past the clock's tick, so the change time moves
+	if err := os.WriteFile(path, []byte("evil.example\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := p.Reload(); err != nil || !changed || !blocked(h, "https://evil.example/") {
+		t.Fatalf("an edit with its old times: changed %v, %v", changed, err)
 	}
 }
