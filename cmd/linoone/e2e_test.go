@@ -511,3 +511,43 @@ func TestCommandErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestShutdownCountsFactsLoggedWhole: with the bus and the DLQ both failing, clicks
+// wait in the buffer, and a clean stop logs them whole; the metrics must count them
+// (FactsLostToLog is the alarm that says to run recover --from-log), so the last
+// metrics line is written after the recorder's last flush.
+func TestShutdownCountsFactsLoggedWhole(t *testing.T) {
+	in := newInstance(t)
+	in.start("LINOONE_BUS_FAULT=always")
+	tok := in.shorten("https://example.com/lost-at-stop")
+	dlq := filepath.Join(in.dataDir, "dlq")
+	if err := os.Rename(dlq, dlq+".away"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dlq, nil, 0o600); err != nil { // a file where the DLQ was: it fails even for root
+		t.Fatal(err)
+	}
+	const clicks = 5
+	for range clicks {
+		if r := in.resolve(tok); r.StatusCode != http.StatusFound {
+			t.Fatalf("click: %d", r.StatusCode)
+		}
+	}
+	in.stop()
+	var logged, counted float64
+	for line := range strings.SplitSeq(in.logs.String(), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) != nil {
+			continue
+		}
+		if rec["msg"] == shorturl.MsgLostToLog {
+			logged++
+		}
+		if n, ok := rec["FactsLostToLog"].(float64); ok {
+			counted += n
+		}
+	}
+	if logged != clicks || counted != clicks {
+		t.Fatalf("%v facts logged whole, %v counted in FactsLostToLog; want %d each\n%s", logged, counted, clicks, in.logs)
+	}
+}

@@ -375,7 +375,11 @@ func (s *stack) run(ctx context.Context, cfg config.Serve, emf metrics.Group) er
 			}
 		})
 	}
-	workers.Go(func() { _ = emf.Run(bg, 10*time.Second) })
+	// The metrics stop last, after the recorder's last flush has counted what it
+	// published, dead-lettered or logged whole at shutdown.
+	mctx, stopMetrics := context.WithCancel(context.WithoutCancel(ctx))
+	var metricsDone sync.WaitGroup
+	metricsDone.Go(func() { _ = emf.Run(mctx, 10*time.Second) })
 	workers.Go(func() { s.denyList.Run(bg, denyListPoll) })
 	// After the servers stop it flushes the click buffer once more and logs the
 	// rest whole, before the bus closes.
@@ -409,6 +413,8 @@ func (s *stack) run(ctx context.Context, cfg config.Serve, emf metrics.Group) er
 	shut.Wait()
 	stopBG()
 	workers.Wait()
+	stopMetrics()
+	metricsDone.Wait()
 	if consumer != nil {
 		if err := consumer.Drain(sctx); err != nil {
 			s.log.Error("bus not fully delivered at shutdown; the rest is delivered at the next start", "err", err)
