@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -57,7 +58,7 @@ func recoverFromLog(ctx context.Context, args []string, getenv func(string) stri
 	}
 	fmt.Fprintf(stdout, "republished %d, skipped %d, failed %d, invalid %d\n", res.Republished, res.Skipped, res.Failed, res.Invalid)
 	if res.Failed > 0 || res.Invalid > 0 {
-		return fmt.Errorf("%d click facts were not republished (run recover again) and %d were not click facts", res.Failed, res.Invalid)
+		return fmt.Errorf("%d click facts were not republished (run recover again) and %d lines held a fact that cannot be read", res.Failed, res.Invalid)
 	}
 	return nil
 }
@@ -70,7 +71,13 @@ func republishLogged(ctx context.Context, log io.Reader, pub shorturl.Publisher,
 	r := bufio.NewReader(log)
 	for n := 1; ; n++ {
 		line, rerr := r.ReadBytes('\n')
-		if fact, ok := loggedFact(line); ok {
+		fact, ok := loggedFact(line)
+		if !ok && bytes.Contains(line, []byte(shorturl.MsgLostToLog)) {
+			// Cut short (a full disk under the log): the fact it held is gone.
+			res.Invalid++
+			fmt.Fprintf(stderr, "line %d: a %q line that is not whole JSON: its fact cannot be republished\n", n, shorturl.MsgLostToLog)
+		}
+		if ok {
 			f, err := clickfact.Parse(fact)
 			switch {
 			case err != nil:

@@ -88,6 +88,12 @@ func TestRecoverFromLogFails(t *testing.T) {
 	log := slog.New(slog.NewJSONHandler(&logBuf, nil))
 	loggedFacts(t, log, 1)
 	log.Error(shorturl.MsgLostToLog, "graph_fact", json.RawMessage(`{"schema_version":"forged"}`))
+	// A line cut short (the log's disk full): the fact it held is gone, which recover
+	// must say rather than pass over.
+	var torn bytes.Buffer
+	loggedFacts(t, slog.New(slog.NewJSONHandler(&torn, nil)), 1)
+	logBuf.Write(torn.Bytes()[:torn.Len()/2])
+	logBuf.WriteString("\n")
 	logPath := filepath.Join(dataDir, "serve.log")
 	if err := os.WriteFile(logPath, logBuf.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
@@ -95,8 +101,8 @@ func TestRecoverFromLogFails(t *testing.T) {
 	tests := []struct {
 		name, fault, want string
 	}{
-		{"invalid fact", "", "republished 1, skipped 0, failed 0, invalid 1\n"},
-		{"bus refuses", "always", "republished 0, skipped 0, failed 1, invalid 1\n"},
+		{"invalid fact", "", "republished 1, skipped 0, failed 0, invalid 2\n"},
+		{"bus refuses", "always", "republished 0, skipped 0, failed 1, invalid 2\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -208,5 +209,35 @@ func TestLogLimitCountsDroppedFacts(t *testing.T) {
 	rec.Run(ctx) // the summary names the dropped facts as lost
 	if !strings.Contains(logs.String(), `"dropped":3`) || !strings.Contains(logs.String(), "LOST") {
 		t.Fatalf("no summary of the dropped facts in\n%s", logs)
+	}
+}
+
+// fullLog is a log whose disk is full.
+type fullLog struct{}
+
+func (fullLog) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// TestFactsTheLogCouldNotTakeAreDropped: a fact "logged whole" to a log that could
+// not write its line is no copy of it; it is counted dropped (the LOST alarm), not
+// logged, both past the buffer and when the buffered rest is logged at a stop.
+func TestFactsTheLogCouldNotTakeAreDropped(t *testing.T) {
+	for _, bufferBytes := range []int{0, 64 << 20} {
+		rec, err := shorturl.NewRecorder(shorturl.RecorderConfig{
+			Publisher: &fakePublisher{err: errors.New("bus down")}, DeadLetters: &fakeDLQ{err: errors.New("dlq: no space left on device")},
+			PublishTimeout: 50 * time.Millisecond, DLQTimeout: 50 * time.Millisecond,
+			EventIDs:    func() (string, error) { return "ev_01JZ8Q6W3C4V5B6N7M8K9J0001", nil },
+			Logger:      slog.New(slog.NewJSONHandler(fullLog{}, nil)),
+			BufferBytes: bufferBytes,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recordN(rec, 3)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		rec.Run(ctx) // a stop logs the buffered rest whole
+		if c := rec.Counters(); c.LostToLog.Load() != 0 || c.Dropped.Load() != 3 {
+			t.Errorf("buffer %d: lost to log %d, dropped %d; want 0 and 3", bufferBytes, c.LostToLog.Load(), c.Dropped.Load())
+		}
 	}
 }

@@ -53,13 +53,25 @@ func (l *lostLog) write(ctx context.Context, f clickfact.Fact, perr, derr error)
 	case drop:
 		l.counters.Dropped.Add(1)
 	case first:
-		l.counters.LostToLog.Add(1)
-		l.log.ErrorContext(ctx, MsgLostToLog, "idempotency_key", f.IdempotencyKey,
-			"publish_err", perr, "dlq_err", derr, "graph_fact", json.RawMessage(f.Detail))
+		l.emit(ctx, slog.String("idempotency_key", f.IdempotencyKey),
+			slog.Any("publish_err", perr), slog.Any("dlq_err", derr), slog.Any("graph_fact", json.RawMessage(f.Detail)))
 	default:
-		l.counters.LostToLog.Add(1)
-		l.log.ErrorContext(ctx, MsgLostToLog, "graph_fact", json.RawMessage(f.Detail))
+		l.emit(ctx, slog.Any("graph_fact", json.RawMessage(f.Detail)))
 	}
+}
+
+// emit writes a fact's line and counts it logged whole, or dropped if the log could
+// not take it (a full disk under the log file): slog's own calls drop a handler's
+// write error, and a line that was never written is no copy of the fact.
+func (l *lostLog) emit(ctx context.Context, attrs ...slog.Attr) {
+	r := slog.NewRecord(time.Now(), slog.LevelError, MsgLostToLog, 0)
+	r.AddAttrs(attrs...)
+	h := l.log.Handler()
+	if !h.Enabled(ctx, slog.LevelError) || h.Handle(ctx, r) != nil {
+		l.counters.Dropped.Add(1)
+		return
+	}
+	l.counters.LostToLog.Add(1)
 }
 
 // summarize writes the summary of a window that is over (or, with final, of the
@@ -98,6 +110,5 @@ func (l *lostLog) whole(ctx context.Context, f clickfact.Fact, err error) {
 	l.mu.Lock()
 	l.last = l.now()
 	l.mu.Unlock()
-	l.counters.LostToLog.Add(1)
-	l.log.ErrorContext(ctx, MsgLostToLog, "idempotency_key", f.IdempotencyKey, "err", err, "graph_fact", json.RawMessage(f.Detail))
+	l.emit(ctx, slog.String("idempotency_key", f.IdempotencyKey), slog.Any("err", err), slog.Any("graph_fact", json.RawMessage(f.Detail)))
 }
