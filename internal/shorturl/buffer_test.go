@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -239,5 +240,34 @@ func TestFactsTheLogCouldNotTakeAreDropped(t *testing.T) {
 		if c := rec.Counters(); c.LostToLog.Load() != 0 || c.Dropped.Load() != 3 {
 			t.Errorf("buffer %d: lost to log %d, dropped %d; want 0 and 3", bufferBytes, c.LostToLog.Load(), c.Dropped.Load())
 		}
+	}
+}
+
+// countingPublisher fails every publish and counts them.
+type countingPublisher struct{ n atomic.Int64 }
+
+func (p *countingPublisher) Publish(context.Context, clickfact.Fact) error {
+	p.n.Add(1)
+	return errors.New("bus down")
+}
+
+// TestBufferRetriesBackOff: while the bus and the DLQ both fail, the buffer is tried
+// again after 100 ms, doubling to 5 s, as the README says: 0.1, 0.3, 0.7, 1.5 and
+// 3.1 s after the first try, so 5 retries in 4 s. The once-a-second summary must not
+// bring retries forward (it made them one a second, 8 or more in 4 s).
+func TestBufferRetriesBackOff(t *testing.T) {
+	pub := &countingPublisher{}
+	rec := newBufferedRecorder(t, pub, &fakeDLQ{err: errors.New("dlq: no space left on device")}, &syncLog{}, 1<<20, 0)
+	recordN(rec, 1)
+	first := pub.n.Load() // the redirect's own publish
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { rec.Run(ctx); close(done) }()
+	time.Sleep(4 * time.Second)
+	cancel()
+	<-done
+	// Run's first flush, its retries, and the flush at the stop.
+	if got := pub.n.Load() - first - 2; got < 3 || got > 5 {
+		t.Errorf("%d retries in 4 s, want 5 (3 under a slow scheduler)", got)
 	}
 }

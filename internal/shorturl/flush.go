@@ -97,9 +97,10 @@ func (r *Recorder) Run(ctx context.Context) {
 	if r.backlog != nil {
 		wake = r.backlog.wake
 	}
+	var retry <-chan time.Time // armed while backing off after a failed flush
+	flush := true
 	for {
-		var retry <-chan time.Time
-		if r.Pending() > 0 {
+		if flush && r.Pending() > 0 {
 			if n, err := r.Flush(ctx); err != nil {
 				if wait == retryMin || n > 0 {
 					r.c.Logger.WarnContext(ctx, "click fact buffer not flushed yet", "pending", r.Pending(), "flushed", n, "err", err)
@@ -107,15 +108,18 @@ func (r *Recorder) Run(ctx context.Context) {
 				retry, wait = time.After(wait), min(2*wait, retryMax)
 			} else {
 				r.c.Logger.InfoContext(ctx, "click fact buffer flushed", "flushed", n)
-				wait = retryMin
+				retry, wait = nil, retryMin
 			}
 		}
+		flush = false
 		select {
 		case <-ctx.Done():
 			r.stop(context.WithoutCancel(ctx))
 			return
 		case <-wake:
+			flush = retry == nil // while backing off, new facts wait for the retry
 		case <-retry:
+			retry, flush = nil, true
 		case <-tick.C:
 			r.lost.summarize(ctx, false)
 		}
