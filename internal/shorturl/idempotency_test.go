@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/linoone/linoone/internal/shorturl"
 )
@@ -21,6 +22,17 @@ type graphStore struct {
 	ingests       int
 	down          bool
 	forceCollides int // LookupMany reports this many random tokens as taken
+	// missWait holds a lookup that found nothing this long before it answers, as a
+	// Persist round trip would: it opens the window in which two issuances of one
+	// token, not serialised, would both find it free and both write.
+	missWait time.Duration
+}
+
+// missed waits missWait, outside the lock, when a lookup found nothing.
+func (s *graphStore) missed(found int) {
+	if found == 0 && s.missWait > 0 {
+		time.Sleep(s.missWait)
+	}
 }
 
 func newGraphStore() *graphStore { return &graphStore{v: map[shorturl.Token][]shorturl.ShortURL{}} }
@@ -29,12 +41,13 @@ var errDown = fmt.Errorf("dial tcp: connection refused: %w", shorturl.ErrUnavail
 
 func (s *graphStore) Lookup(_ context.Context, tok shorturl.Token) (shorturl.ShortURL, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.lookups++
-	if s.down {
+	down, us := s.down, s.v[tok]
+	s.mu.Unlock()
+	if down {
 		return shorturl.ShortURL{}, errDown
 	}
-	us := s.v[tok]
+	s.missed(len(us))
 	switch {
 	case len(us) == 0:
 		return shorturl.ShortURL{}, shorturl.ErrNotFound
@@ -50,9 +63,9 @@ func (s *graphStore) Save(ctx context.Context, u shorturl.ShortURL) error {
 
 func (s *graphStore) LookupMany(_ context.Context, toks []shorturl.Token) ([]shorturl.ShortURL, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.lookups++
 	if s.down {
+		s.mu.Unlock()
 		return nil, errDown
 	}
 	var out []shorturl.ShortURL
@@ -63,6 +76,8 @@ func (s *graphStore) LookupMany(_ context.Context, toks []shorturl.Token) ([]sho
 			out = append(out, shorturl.ShortURL{Token: t, Target: "https://taken.example/"})
 		}
 	}
+	s.mu.Unlock()
+	s.missed(len(out))
 	return out, nil
 }
 
@@ -201,8 +216,11 @@ func TestShortenIdempotent(t *testing.T) {
 
 // TestShortenIdempotentRace: concurrent first requests with one key and different
 // targets write one vertex; the others are replays or 422, never a second target.
+// The store's lookups take a while to find nothing, as Persist's would, so that
+// requests not serialised would all find the token free.
 func TestShortenIdempotentRace(t *testing.T) {
 	st := newGraphStore()
+	st.missWait = 20 * time.Millisecond
 	is := idemIssuer(t, st)
 	id := shorturl.Idempotent{Caller: "LNKEXAMPLEACCESSKEY1", Key: "race"}
 	var wg sync.WaitGroup
@@ -226,6 +244,54 @@ func TestShortenIdempotentRace(t *testing.T) {
 	wg.Wait()
 	if created != 1 || st.vertices() != 1 {
 		t.Fatalf("created %d, vertices %d; want 1 and 1", created, st.vertices())
+	}
+}
+
+// TestShortenBatchIdempotentRace: two batches with one key at once, their first
+// item's target differing, write each derived token once.
+func TestShortenBatchIdempotentRace(t *testing.T) {
+	st := newGraphStore()
+	st.missWait = 20 * time.Millisecond
+	is := idemIssuer(t, st)
+	id := &shorturl.Idempotent{Caller: "LNKEXAMPLEACCESSKEY1", Key: "batch-race"}
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Go(func() {
+			items := []shorturl.BatchItem{{Target: fmt.Sprintf("https://example.com/first-%d", i)}, {Target: "https://example.com/same"}}
+			res, err := is.ShortenBatch(context.Background(), items, "", id)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for j, r := range res {
+				if r.Err != nil && !errors.Is(r.Err, shorturl.ErrIdempotencyKeyReused) {
+					t.Errorf("batch %d item %d: %v", i, j, r.Err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := st.vertices(); n != 2 {
+		t.Fatalf("%d vertices for 2 derived tokens", n)
+	}
+}
+
+// TestShortenIdempotentOnATokenWithTwoTargets: two Lambda instances racing on one
+// key can leave its token with two targets; every later request with the key is
+// refused, and nothing more is written.
+func TestShortenIdempotentOnATokenWithTwoTargets(t *testing.T) {
+	st := newGraphStore()
+	is := idemIssuer(t, st)
+	id := shorturl.Idempotent{Caller: "LNKEXAMPLEACCESSKEY1", Key: "raced"}
+	tok := shorturl.DeriveToken(testSecret, id.Caller, id.Key)
+	st.v[tok] = []shorturl.ShortURL{{Token: tok, Target: "https://example.com/a"}, {Token: tok, Target: "https://example.com/b"}}
+	for _, target := range []string{"https://example.com/a", "https://example.com/c"} {
+		if _, _, err := is.ShortenIdempotent(context.Background(), target, "", id); !errors.Is(err, shorturl.ErrIdempotencyKeyReused) {
+			t.Errorf("%s: %v, want ErrIdempotencyKeyReused", target, err)
+		}
+	}
+	if n := st.vertices(); n != 2 || st.ingests != 0 {
+		t.Fatalf("%d vertices, %d ingests; want the 2 there were and none", n, st.ingests)
 	}
 }
 
