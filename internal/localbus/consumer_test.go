@@ -535,6 +535,55 @@ func TestPipelineCrashAtEachStage(t *testing.T) {
 	}
 }
 
+// TestCommitOrderOnDisk checks the commit protocol on disk at each of its stages,
+// not only what a restart recovers: a batch's facts are appended and synced before
+// the offset moves past it, so that a crash between the two leaves the batch to be
+// delivered again rather than skipped. TestPipelineCrashAtEachStage takes its
+// snapshots where the code under test calls its stage hooks, so a commit that moved
+// the offset first would move its hooks with it; this test would see the offset
+// already moved at stageFacts.
+func TestCommitOrderOnDisk(t *testing.T) {
+	dir := t.TempDir()
+	journalSegments(t, dir, facts(t, 30), 8)
+	c := newConsumer(t, dir, &fakeIngester{}, ConsumerOptions{MaxBatch: 5})
+	factsSize := func() int64 {
+		fi, err := os.Stat(filepath.Join(dir, "facts.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	var committed offsetState // the offset after the last batch's commit
+	var appended int64        // facts.jsonl's size then
+	stages := 0
+	c.atStage = func(s commitStage) {
+		stages++
+		off, size := readOffset(t, dir), factsSize()
+		switch s {
+		case stageIngested:
+			if off != committed || size != appended {
+				t.Errorf("ingested: offset %+v, facts %d bytes; want the last commit's %+v, %d", off, size, committed, appended)
+			}
+		case stageFacts:
+			if off != committed || size <= appended {
+				t.Errorf("facts synced: offset %+v, facts %d bytes; want the offset unmoved (%+v) and facts past %d", off, size, committed, appended)
+			}
+			appended = size
+		case stageOffset:
+			if off == committed || off.FactsSize != appended || size != appended {
+				t.Errorf("offset moved: %+v, facts %d bytes; want a new offset that records %d bytes of facts", off, size, appended)
+			}
+			committed = off
+		}
+	}
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	if stages != 3*8 { // 30 facts in segments of 8: batches of 5, 3, 5, 3, 5, 3, 5, 1
+		t.Fatalf("%d stages seen, want 24", stages)
+	}
+}
+
 // With batches in flight the consumer reads on into the next segment; when it stops
 // with batches of both segments uncommitted, the next run reads them again from the
 // first one, in order.
