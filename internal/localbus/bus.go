@@ -451,7 +451,7 @@ func (b *Bus) syncNow() {
 	if !dirty || f == nil {
 		return
 	}
-	if err := datasync(f); err != nil {
+	if err := syncFile(f, true); err != nil {
 		if errors.Is(err, os.ErrClosed) {
 			return // rolled or closed meanwhile, which synced it first
 		}
@@ -477,7 +477,7 @@ func (b *Bus) retire(trim bool) {
 		}
 	}
 	if b.opts.Sync == SyncInterval {
-		if err := datasync(b.f); err != nil {
+		if err := syncFile(b.f, true); err != nil {
 			b.log.Error("journal fsync failed", "segment", b.f.Name(), "err", err)
 		} else {
 			b.fsyncs.Add(1)
@@ -505,7 +505,7 @@ func (b *Bus) syncDirty() {
 	if !b.dirty || b.f == nil {
 		return
 	}
-	if err := datasync(b.f); err != nil {
+	if err := syncFile(b.f, true); err != nil {
 		// The batches were acknowledged at write(2); the kernel still has them.
 		b.log.Error("journal fsync failed", "segment", b.f.Name(), "err", err)
 		return
@@ -593,7 +593,7 @@ func (b *Bus) appendLocked(buf []byte) error {
 		b.dirty = true
 		return nil
 	}
-	if err := datasync(b.f); err != nil {
+	if err := syncFile(b.f, true); err != nil {
 		b.end = -1
 		return err // names the call and the segment
 	}
@@ -694,7 +694,7 @@ func (b *Bus) cutTornTail(size int64) error {
 		if err := b.f.Truncate(valid); err != nil {
 			return fmt.Errorf("truncate torn tail of %s: %w", b.f.Name(), err)
 		}
-		if err := b.f.Sync(); err != nil {
+		if err := syncFile(b.f, false); err != nil {
 			return fmt.Errorf("fsync %s: %w", b.f.Name(), err)
 		}
 		b.log.Warn("journal torn tail truncated", "segment", b.f.Name(), "offset", valid, "bytes", size-valid)

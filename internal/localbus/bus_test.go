@@ -1246,3 +1246,44 @@ func TestWriterGoesOnInTheSegmentARollNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestPublishReturnsAfterItsSync: in SyncEach a publish is acknowledged only once
+// its batch's sync has returned. The bus's own Fsyncs counter cannot show that (it
+// counts what the code says it did), so the test holds the segment's syncs back.
+func TestPublishReturnsAfterItsSync(t *testing.T) {
+	w := watchSyncs(t)
+	bus := openBus(t, t.TempDir(), BusOptions{})
+	gate := make(chan struct{})
+	w.holdWith(func(name string) <-chan struct{} {
+		if strings.HasSuffix(name, ".log") {
+			return gate
+		}
+		return nil
+	})
+	done := make(chan error, 1)
+	go func() { done <- bus.Publish(context.Background(), facts(t, 1)[0]) }()
+	select {
+	case err := <-done:
+		t.Fatalf("Publish returned (%v) while its batch's sync was held", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(gate)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSyncIntervalSyncsOnItsTimerOnly: in SyncInterval no publish waits for a sync
+// of its own; with a timer of an hour, every publish is acknowledged and the active
+// segment is not synced once.
+func TestSyncIntervalSyncsOnItsTimerOnly(t *testing.T) {
+	w := watchSyncs(t)
+	bus := openBus(t, t.TempDir(), BusOptions{Sync: SyncInterval, SyncEvery: time.Hour})
+	w.since() // the segment made at open
+	publishAll(t, bus, facts(t, 50))
+	for _, name := range w.since() {
+		if strings.HasSuffix(name, ".log") {
+			t.Fatalf("segment %s synced before the interval's timer", name)
+		}
+	}
+}

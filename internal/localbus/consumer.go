@@ -829,7 +829,7 @@ func (c *Consumer) appendFacts(lines []byte) error {
 	if _, err := c.facts.Write(lines); err != nil {
 		return fmt.Errorf("append to facts log: %w", err)
 	}
-	if err := c.facts.Sync(); err != nil {
+	if err := syncFile(c.facts, false); err != nil {
 		return fmt.Errorf("fsync facts log: %w", err)
 	}
 	return nil
@@ -839,7 +839,7 @@ func (c *Consumer) cutFacts() error {
 	if err := c.facts.Truncate(c.factsSize); err != nil {
 		return fmt.Errorf("cut facts log to %d bytes: %w", c.factsSize, err)
 	}
-	if err := c.facts.Sync(); err != nil {
+	if err := syncFile(c.facts, false); err != nil {
 		return fmt.Errorf("fsync facts log: %w", err)
 	}
 	return nil

@@ -584,6 +584,40 @@ func TestCommitOrderOnDisk(t *testing.T) {
 	}
 }
 
+// TestCommitSyncsInOrder: each batch's facts are synced, then the offset's
+// temporary file, then, after the rename, the directory that holds it; so that a
+// machine crash can lose neither a batch's facts behind its offset nor the offset's
+// rename. The syncs themselves are watched: the consumer's own counters cannot tell
+// a sync skipped.
+func TestCommitSyncsInOrder(t *testing.T) {
+	w := watchSyncs(t)
+	dir := t.TempDir()
+	journalSegments(t, dir, facts(t, 30), 8)
+	c := newConsumer(t, dir, &fakeIngester{}, ConsumerOptions{MaxBatch: 5})
+	w.since()
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, name := range w.since() {
+		switch {
+		case name == filepath.Join(dir, "facts.jsonl"):
+			got = append(got, "facts")
+		case strings.HasPrefix(filepath.Base(name), ".tmp-"+consumerOffset):
+			got = append(got, "offset")
+		case name == dir:
+			got = append(got, "dir")
+		}
+	}
+	var want []string
+	for range 8 { // batches of 5, 3, 5, 3, 5, 3, 5, 1
+		want = append(want, "facts", "offset", "dir")
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("syncs of the commits (-want +got):\n%s", diff)
+	}
+}
+
 // With batches in flight the consumer reads on into the next segment; when it stops
 // with batches of both segments uncommitted, the next run reads them again from the
 // first one, in order.

@@ -380,3 +380,47 @@ func journalSegments(t testing.TB, dir string, fs []clickfact.Fact, per int) int
 	}
 	return total
 }
+
+// syncWatch sees every sync of the package (syncFile) while a test runs: the
+// synced files' names in order, and a hold that keeps a sync from starting.
+type syncWatch struct {
+	mu    sync.Mutex
+	names []string
+	hold  func(name string) <-chan struct{} // a channel to wait on before syncing name; nil: none
+}
+
+// watchSyncs puts a syncWatch in front of syncFile until the test ends. Set it up
+// before the test opens a bus or consumer, whose goroutines call syncFile.
+func watchSyncs(t testing.TB) *syncWatch {
+	w := &syncWatch{}
+	orig := syncFile
+	syncFile = func(f *os.File, dataOnly bool) error {
+		w.mu.Lock()
+		w.names = append(w.names, f.Name())
+		hold := w.hold
+		w.mu.Unlock()
+		if hold != nil {
+			if ch := hold(f.Name()); ch != nil {
+				<-ch
+			}
+		}
+		return orig(f, dataOnly)
+	}
+	t.Cleanup(func() { syncFile = orig })
+	return w
+}
+
+// since returns the names synced since the last call, and forgets them.
+func (w *syncWatch) since() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := w.names
+	w.names = nil
+	return n
+}
+
+func (w *syncWatch) holdWith(hold func(name string) <-chan struct{}) {
+	w.mu.Lock()
+	w.hold = hold
+	w.mu.Unlock()
+}
