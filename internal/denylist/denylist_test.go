@@ -76,7 +76,10 @@ func TestMatchEverySpelling(t *testing.T) {
 		{"https://docs.example.com/./shared/a", denylist.KindPrefix},
 		{"https://docs.example.com/%2e%2E/shared/a", denylist.KindPrefix},
 		{"https://docs.example.com/x/.%2e/shared/a?q#f", denylist.KindPrefix},
-		{`https://docs.example.com/x\..\shared\a`, denylist.KindPrefix}, // '\' is '/' to a browser
+		{`https://docs.example.com/x\..\shared\a`, denylist.KindPrefix},   // '\' is '/' to a browser
+		{"https://docs.example.com/shared/x/..", denylist.KindPrefix},     // a trailing ".." leaves "/shared/"
+		{"https://docs.example.com/x/%2e./shared/a", denylist.KindPrefix}, // ".." half escaped
+		{"https://docs.example.com:0443/shared/a", denylist.KindPrefix},   // the port's leading zero
 		{"https://docs.example.com/shared/../other/", ""},
 		{"https://docs.example.com/sha%72ed/a", ""}, // other escapes compare as written
 	}

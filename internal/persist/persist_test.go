@@ -156,6 +156,7 @@ func TestUnavailable(t *testing.T) {
 		{"503", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", http.StatusServiceUnavailable) }, false, false},
 		{"429", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "slow down", http.StatusTooManyRequests) }, false, false},
 		{"400", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "bad", http.StatusBadRequest) }, true, false},
+		{"422", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "invalid", http.StatusUnprocessableEntity) }, true, false},
 		{"403", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "denied", http.StatusForbidden) }, true, false},
 		{"garbage", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "<html>") }, true, false},
 		{"gremlin error status", func(w http.ResponseWriter, r *http.Request) {
@@ -188,7 +189,8 @@ func TestUnavailable(t *testing.T) {
 				if !errors.Is(err, shorturl.ErrUnavailable) || errors.Is(err, shorturl.ErrNotFound) {
 					t.Errorf("%s: err = %v, want ErrUnavailable", name, err)
 				}
-				if invalid := errors.Is(err, persist.ErrInvalidDocument); invalid != (tt.name == "400") {
+				// The consumer skips an event Persist calls invalid, and retries the rest.
+				if invalid := errors.Is(err, persist.ErrInvalidDocument); invalid != (tt.name == "400" || tt.name == "422") {
 					t.Errorf("%s: ErrInvalidDocument = %v (%v)", name, invalid, err)
 				}
 				if tt.rejected != errors.Is(err, persist.ErrRejected) {
