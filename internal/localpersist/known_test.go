@@ -90,3 +90,32 @@ func TestKnownVerticesStayBounded(t *testing.T) {
 		t.Errorf("the heap kept %d MiB after the large transactions were forgotten", grew>>20)
 	}
 }
+
+// TestRolledBackVertexIsWrittenAgain: a transaction that fails after inserting a
+// vertex rolls the vertex back, and the writer must forget it too: remembered as
+// stored, the vertex would be skipped by the next ingest of it and never written.
+func TestRolledBackVertexIsWrittenAgain(t *testing.T) {
+	e := newEnv(t, Options{})
+	ctx := t.Context()
+	// A failure after the vertex's insert, inside its transaction.
+	if _, err := e.store.wdb.ExecContext(ctx, `CREATE TRIGGER boom BEFORE INSERT ON edges WHEN NEW.label = 'boom'
+		BEGIN SELECT RAISE(ABORT, 'boom'); END`); err != nil {
+		t.Fatal(err)
+	}
+	v := shortURL(t, "rolledBack")
+	boom, err := graphson.NewEdge("boom", v, v, graphson.Properties{"n": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, _ := e.ingest(t, docJSON(t, graphson.Document{Vertices: []graphson.Vertex{v}, Edges: []graphson.Edge{boom}})); status == 200 {
+		t.Fatal("the failing transaction was acknowledged")
+	}
+	if _, err := e.store.wdb.ExecContext(ctx, `DROP TRIGGER boom`); err != nil {
+		t.Fatal(err)
+	}
+	e.mustIngest(t, graphson.Document{Vertices: []graphson.Vertex{v}})
+	status, r := e.gremlin(t, lookupQuery, map[string]any{"token": "rolledBack"})
+	if status != 200 || !strings.Contains(string(r.Result.Data), "rolledBack") {
+		t.Fatalf("the vertex ingested again is not stored: %d %s", status, r.Result.Data)
+	}
+}
