@@ -106,11 +106,11 @@ func TestIdentityChangesWithEveryProperty(t *testing.T) {
 	for k, v := range base {
 		withExtra[k] = v
 	}
-	if other, _ := VertexID("short_url", withExtra); other == id {
-		t.Error("an extra property did not change the identity")
+	if other, err := VertexID("short_url", withExtra); err != nil || other == id {
+		t.Errorf("an extra property did not change the identity (%v)", err)
 	}
-	if other, _ := VertexID("short_urls", base); other == id {
-		t.Error("the label is not part of the identity")
+	if other, err := VertexID("short_urls", base); err != nil || other == id {
+		t.Errorf("the label is not part of the identity (%v)", err)
 	}
 }
 
