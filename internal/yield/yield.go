@@ -63,6 +63,7 @@ func When(active func() bool) {
 // runtime.Gosched.
 func Now() {
 	start := time.Now()
+	yields.Add(1)
 	defer func() { yielded.Add(int64(time.Since(start))) }()
 	if !park() {
 		return
@@ -74,6 +75,13 @@ func Now() {
 
 // yielded is the time spent in Now, by all goroutines together.
 var yielded atomic.Int64
+
+// yields counts the calls of Now.
+var yields atomic.Int64
+
+// Yields is how many times goroutines have yielded (called Now) since the process
+// started.
+func Yields() int64 { return yields.Load() }
 
 // Yielded is the time goroutines have spent in Now since the process started,
 // added together: with one P, about the time their work left to others. Pacing
