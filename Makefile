@@ -93,7 +93,7 @@ bench:
 
 ## e2e-aws: the terratest suite against a real sandbox stack (needs AWS credentials)
 e2e-aws:
-	cd test && $(GO) test -tags aws -count=1 -timeout 60m ./...
+	cd test && LINOONE_TEST_AWS_REQUIRED=1 $(GO) test -tags aws -count=1 -timeout 60m ./...
 
 clean:
 	rm -rf bin dist

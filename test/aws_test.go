@@ -52,7 +52,7 @@ const (
 func TestAWSSandbox(t *testing.T) {
 	persistURL, persistARN := os.Getenv(envPersistURL), os.Getenv(envPersistARN)
 	if persistURL == "" || persistARN == "" {
-		t.Skipf("AWS suite skipped: set %s (https base URL of a Persist API) and %s (execute-api ARN pattern the functions may invoke on it)",
+		skipOrFail(t, "set %s (https base URL of a Persist API) and %s (execute-api ARN pattern the functions may invoke on it)",
 			envPersistURL, envPersistARN)
 	}
 	cfg := awsConfigOrSkip(t)
@@ -120,10 +120,10 @@ func awsConfigOrSkip(t *testing.T) aws.Config {
 	defer cancel()
 	cfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
-		t.Skipf("AWS suite skipped: no AWS configuration (%v); set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY", err)
+		skipOrFail(t, "no AWS configuration (%v); set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY", err)
 	}
 	if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
-		t.Skipf("AWS suite skipped: no AWS credentials (%v); set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY", err)
+		skipOrFail(t, "no AWS credentials (%v); set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY", err)
 	}
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1"
@@ -684,4 +684,17 @@ func (a *awsDeployment) setFunctionEnv(ctx context.Context, fn, key, value strin
 		return fmt.Errorf("wait for the update of %s: %w", fn, err)
 	}
 	return nil
+}
+
+// envRequired is set by make e2e-aws: a run meant to prove a deployment fails,
+// rather than skips, when it cannot reach AWS.
+const envRequired = "LINOONE_TEST_AWS_REQUIRED"
+
+// skipOrFail skips the suite with the reason, or fails it when envRequired is set.
+func skipOrFail(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv(envRequired) != "" {
+		t.Fatalf("AWS suite cannot run ("+envRequired+" is set, as by make e2e-aws): "+format, args...)
+	}
+	t.Skipf("AWS suite skipped: "+format, args...)
 }
