@@ -10,11 +10,12 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/linoone/linoone/internal/shorturl"
 )
 
 // Defaults shared by more than one configuration.
@@ -133,16 +134,12 @@ func parse[T any](r *reader, name, def string, p func(string) (T, error)) T {
 	return v
 }
 
-// httpURL reads an optional http(s) URL: a host, a path if any, and no query,
-// fragment or userinfo (the clients append their routes to it).
+// httpURL reads an optional http(s) URL: a host, a port from 1 to 65535 if any, a
+// path if any, and no query, fragment or userinfo (the clients append their routes
+// to it), as a resolver base URL.
 func (r *reader) httpURL(name, def string) string {
 	v := r.get(name, def)
-	if v == "" {
-		return v
-	}
-	u, err := url.Parse(v)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil ||
-		u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(v, "#") {
+	if _, _, err := shorturl.ParseBaseURL(v); v != "" && err != nil {
 		r.bad(name, "%q is not an http(s) URL with a host and no query, fragment or userinfo", v)
 	}
 	return v
