@@ -167,8 +167,15 @@ func (j judge) routedToAPIGateway(d *Decision, dom *APIDomain) {
 		d.Actions = append(d.Actions, fmt.Sprintf("https://%s%s/ does not answer like the resolver: check the certificate, the API mapping and the $default stage of %s, then re-run discovery", j.domain, keyPath(m.Key), j.domain))
 		return
 	}
+	if m.Key != "" {
+		d.Kind = UseAPIEndpoint
+		d.setDomainVars(j.domain, false, certVar)
+		d.Actions = append(d.Actions, pathNotCarried(j.domain, m.Key,
+			fmt.Sprintf("map the resolver at the root of a domain name (an empty mapping key) instead of under %q", m.Key)))
+		return
+	}
 	d.Kind = UseCustomDomain
-	d.ResolverBaseURL = "https://" + j.domain + keyPath(m.Key)
+	d.ResolverBaseURL = "https://" + j.domain
 	d.setDomainVars(j.domain, true, certVar)
 	if certVar == "" {
 		d.Evidence = append(d.Evidence, fmt.Sprintf("%s is served by the wildcard domain name %s, managed outside this stack: custom_domain_certificate_arn stays empty so the stack creates no second domain name", j.domain, norm(dom.Name)))
@@ -231,9 +238,15 @@ func (j judge) cloudFront(d *Decision, cfName, how string) {
 			d.Actions = append(d.Actions, fmt.Sprintf("https://%s%s does not answer like the resolver through distribution %s: check its behavior %s, origin %s and the origin request policy (the Host header must not be forwarded), then re-run discovery", j.domain, sample, dist.ID, behavior, origin.ID))
 			return
 		}
-		d.Kind = UseCustomDomain
 		d.CloudFront = nil
-		d.ResolverBaseURL = "https://" + j.domain + keyPath(f.PathPrefix)
+		if f.PathPrefix != "" {
+			d.Kind = UseAPIEndpoint
+			d.Actions = append(d.Actions, pathNotCarried(j.domain, f.PathPrefix,
+				"serve short links at the root of the domain (re-run without --path-prefix once a behavior /"+tokenPattern+" goes to the resolver)"))
+			return
+		}
+		d.Kind = UseCustomDomain
+		d.ResolverBaseURL = "https://" + j.domain
 		d.setDomainVars(j.domain, true, "")
 		d.Evidence = append(d.Evidence, "CloudFront terminates TLS for the domain: custom_domain_certificate_arn stays empty so the stack creates no API Gateway domain name")
 		return
@@ -771,6 +784,14 @@ func busName(nameOrARN string) string {
 		return nameOrARN
 	}
 	return name
+}
+
+// pathNotCarried is the action for a resolver reached under a path of the domain:
+// the stack's custom_domain_name holds a host only and makes every short URL
+// https://<domain>/<token>, so routing proven under /<path> cannot be used as it is.
+func pathNotCarried(domain, path, instead string) string {
+	return fmt.Sprintf("the resolver answers under https://%s/%s/, but the stack's custom_domain_name is a host only and would make short URLs https://%s/<token>, which that path does not serve: %s, then re-run discovery",
+		domain, path, domain, instead)
 }
 
 func keyPath(key string) string {

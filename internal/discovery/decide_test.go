@@ -219,14 +219,18 @@ func TestDecideDomain(t *testing.T) {
 			want:  want{kind: UseAPIEndpoint, vars: domainVars(tDomain, false, tGoCert), baseURL: tEndpoint, actions: 1, evidence: []string{"probe: did not run"}},
 		},
 		{
+			// The stack's custom_domain_name is a host: short URLs under /s cannot be
+			// expressed, so the domain is not used as it is.
 			name:  "routed, resolver mapped under a path key",
 			facts: facts(cnameTo(tTarget), apiDomain(otherMapping(), resolverMapping("s")), func(f *Facts) { f.PathPrefix = "s" }),
-			want:  want{kind: UseCustomDomain, vars: domainVars(tDomain, true, tGoCert), baseURL: "https://go.example.com/s"},
+			want: want{kind: UseAPIEndpoint, vars: domainVars(tDomain, false, tGoCert), baseURL: tEndpoint, actions: 1,
+				actionHas: []string{"https://go.example.com/s/", "empty mapping key"}},
 		},
 		{
 			name:  "routed, mapping key differs from the requested prefix",
 			facts: facts(cnameTo(tTarget), apiDomain(resolverMapping("l")), func(f *Facts) { f.PathPrefix = "s" }),
-			want:  want{kind: UseCustomDomain, vars: domainVars(tDomain, true, tGoCert), baseURL: "https://go.example.com/l", evidence: []string{`requested prefix "s" differs`}},
+			want: want{kind: UseAPIEndpoint, vars: domainVars(tDomain, false, tGoCert), baseURL: tEndpoint, actions: 1,
+				actionHas: []string{"https://go.example.com/l/", "empty mapping key"}},
 		},
 		{
 			name: "routed through a wildcard domain name",
@@ -318,7 +322,8 @@ func TestDecideDomain(t *testing.T) {
 		{
 			name:  "prefixed short links through cloudfront",
 			facts: facts(cnameTo(tCFDomain), site([]string{tDomain}, Behavior{PathPattern: "/s/??????????", OriginID: "linoone-resolver"}), func(f *Facts) { f.PathPrefix = "s" }),
-			want:  want{kind: UseCustomDomain, vars: domainVars(tDomain, true, ""), baseURL: "https://go.example.com/s"},
+			want: want{kind: UseAPIEndpoint, vars: domainVars(tDomain, false, ""), baseURL: tEndpoint, actions: 1,
+				actionHas: []string{"https://go.example.com/s/", "without --path-prefix"}},
 		},
 		{
 			name:  "prefix requested, behavior to add",
