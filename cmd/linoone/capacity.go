@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
 	"github.com/linoone/linoone/internal/capacity"
+	"github.com/linoone/linoone/internal/config"
 )
 
 const capacityUsage = `usage: linoone capacity [flags]
@@ -59,6 +61,9 @@ func capacityCmd(args []string, stdout, stderr io.Writer) int {
 		p.PeakIssuances = 10 * p.AvgIssuances
 	}
 	d, err := capacity.DefaultDeployment(*env)
+	if err == nil {
+		err = checkOverrides(*memory, *resolverRate, *managementRate, *publish, *cache)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "linoone capacity: %v\n", err)
 		return 2
@@ -72,6 +77,26 @@ func capacityCmd(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return writeCapacity(p, d, fs, *jsonOut, stdout, stderr)
+}
+
+// checkOverrides refuses a deployment no environment could have. A flag at its
+// default (0, or -1 for the cache) keeps the environment's value.
+func checkOverrides(memory, resolverRate, managementRate float64, publish time.Duration, cache int) error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"--memory", memory}, {"--resolver-rate", resolverRate}, {"--management-rate", managementRate}} {
+		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("%s %v: want a finite positive number (0: the environment's)", f.name, f.v)
+		}
+	}
+	if publish < 0 {
+		return fmt.Errorf("--publish-timeout %v: want a positive duration (0: the environment's)", publish)
+	}
+	if cache < -1 || cache > config.MaxCacheSize {
+		return fmt.Errorf("--cache-size %d: want 0 to %d, as LINOONE_RESOLVER_CACHE_SIZE (-1: its default)", cache, config.MaxCacheSize)
+	}
+	return nil
 }
 
 func overrideDeployment(d *capacity.Deployment, region string, memory, resolverRate, managementRate float64, publish time.Duration, cache int) {

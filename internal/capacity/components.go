@@ -72,7 +72,7 @@ func count(v float64) string {
 	case math.IsInf(v, 1):
 		return "unlimited"
 	case v >= 100 || v == math.Trunc(v):
-		return commas(math.Ceil(v - 1e-9))
+		return commas(math.Ceil(v-1e-9) + 0) // + 0: a zero load is 0, not -0
 	case v >= 1:
 		return fmt.Sprintf("%.1f", v)
 	default:

@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 )
@@ -96,6 +97,11 @@ func Profiles() []Profile {
 
 // Validate reports an unusable profile.
 func (p Profile) Validate() error {
+	for _, v := range []float64{p.AvgRedirects, p.PeakRedirects, p.AvgIssuances, p.PeakIssuances, p.Zipf} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("profile %q: rates and zipf must be finite numbers, got %v", p.Name, v)
+		}
+	}
 	switch {
 	case p.AvgRedirects < 0 || p.PeakRedirects < p.AvgRedirects:
 		return fmt.Errorf("profile %q: need 0 ≤ average ≤ peak redirects", p.Name)

@@ -152,8 +152,8 @@ func (fs Figures) Set(arg string) error {
 		f.Known = false
 	} else {
 		v, err := strconv.ParseFloat(val, 64)
-		if err != nil || v < 0 || math.IsNaN(v) {
-			return fmt.Errorf("--set %s: %q is not a non-negative number", name, val)
+		if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("--set %s: %q is not a finite non-negative number", name, val)
 		}
 		f.Value, f.Known = v, true
 	}

@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,8 +16,18 @@ func WriteJSON(w io.Writer, r Report) error {
 	return enc.Encode(r)
 }
 
-// WriteText writes r as the CLI's table.
+// WriteText writes r as the CLI's table, in one write, so that a writer that fails
+// part-way is an error rather than a report cut short.
 func WriteText(w io.Writer, r Report) error {
+	var b bytes.Buffer
+	if err := writeText(&b, r); err != nil {
+		return err
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func writeText(w io.Writer, r Report) error {
 	p, d := r.Profile, r.Deployment
 	fmt.Fprintf(w, "profile %q: %s redirects/s average, %s peak; %s issuances/s average, %s peak; %s links, zipf %g\n",
 		p.Name, count(p.AvgRedirects), count(p.PeakRedirects), count(p.AvgIssuances), count(p.PeakIssuances), commas(float64(p.Links)), p.Zipf)

@@ -137,11 +137,14 @@ func (r *reader) clickDLQURL() string {
 	return v
 }
 
+// MaxCacheSize bounds LINOONE_RESOLVER_CACHE_SIZE.
+const MaxCacheSize = 10_000_000
+
 func (r *reader) cacheSize() int {
 	v := r.get("LINOONE_RESOLVER_CACHE_SIZE", "100000")
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 || n > 10_000_000 {
-		r.bad("LINOONE_RESOLVER_CACHE_SIZE", "%q is not a size between 0 and 10000000", v)
+	if err != nil || n < 0 || n > MaxCacheSize {
+		r.bad("LINOONE_RESOLVER_CACHE_SIZE", "%q is not a size between 0 and %d", v, MaxCacheSize)
 	}
 	return n
 }
