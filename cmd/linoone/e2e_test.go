@@ -551,3 +551,28 @@ func TestShutdownCountsFactsLoggedWhole(t *testing.T) {
 		t.Fatalf("%v facts logged whole, %v counted in FactsLostToLog; want %d each\n%s", logged, counted, clicks, in.logs)
 	}
 }
+
+// TestSecondServeOnADataDirIsRefused: one serve per data dir. A second one, even
+// with an external consumer and ports of its own, must stop before it opens
+// anything there (it would migrate local Persist's file under the first, and take
+// the same idempotency keys in another process), and leave the first serving.
+func TestSecondServeOnADataDirIsRefused(t *testing.T) {
+	in := newInstance(t)
+	in.start()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second) // a second serve that runs is killed
+	defer cancel()
+	second := exec.CommandContext(ctx, binary, "serve")
+	second.Env = append(append([]string{}, in.env...), "LINOONE_CONSUMER=external",
+		"LINOONE_RESOLVER_ADDR="+freePort(t), "LINOONE_MANAGEMENT_ADDR="+freePort(t), "LINOONE_PERSIST_ADDR="+freePort(t))
+	out, err := second.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "another linoone serve (pid ") {
+		t.Fatalf("second serve: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "local persist open") {
+		t.Errorf("the second serve opened local Persist before it stopped:\n%s", out)
+	}
+	tok := in.shorten("https://example.com/still-served")
+	if r := in.resolve(tok); r.StatusCode != http.StatusFound {
+		t.Fatalf("the first serve after the second's attempt: %d", r.StatusCode)
+	}
+}

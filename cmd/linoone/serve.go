@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/linoone/linoone/internal/config"
 	"github.com/linoone/linoone/internal/denylist"
 	"github.com/linoone/linoone/internal/fastresolver"
+	"github.com/linoone/linoone/internal/flock"
 	"github.com/linoone/linoone/internal/httpapi"
 	"github.com/linoone/linoone/internal/localbus"
 	"github.com/linoone/linoone/internal/localpersist"
@@ -56,6 +58,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
+	unlock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if fi, err := os.Stat(cfg.DataDir); err == nil && fi.Mode().Perm()&0o077 != 0 {
 		log.Warn("the data dir can be read by other users: it holds credentials and every visitor's address; chmod 700 it",
 			"data_dir", cfg.DataDir, "mode", fi.Mode().Perm().String())
@@ -104,6 +111,36 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	s.management = newServer(mgmt, log)
 	s.recorder = rs.Recorder
 	return s.run(ctx, cfg, rs.Metrics)
+}
+
+// serveLock is the lock file one serve holds in its data dir for as long as it runs.
+const serveLock = "serve.lock"
+
+// lockDataDir takes the data dir for this serve, before anything in it is opened: a
+// second serve would migrate local Persist's file under the first, or write the same
+// journal and take the same idempotency keys in another process. The lock file holds
+// the pid of the serve that has it, for the message of the next.
+func lockDataDir(dir string) (unlock func(), err error) {
+	path := filepath.Join(dir, serveLock)
+	l, err := flock.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	held, err := l.TryLock()
+	if err == nil && held {
+		pid, _ := os.ReadFile(path)
+		err = fmt.Errorf("another linoone serve (pid %s) is using the data dir %s: stop it, or give this one its own LINOONE_DATA_DIR",
+			strings.TrimSpace(string(pid)), dir)
+	}
+	if err != nil {
+		_ = l.Close()
+		return nil, err
+	}
+	if err := os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
+		_ = l.Close()
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	return func() { _ = l.Close() }, nil // closing releases the lock
 }
 
 // denyListPoll is how often serve checks the deny list file for a change: an edit
