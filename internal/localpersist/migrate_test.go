@@ -226,6 +226,27 @@ func TestEdgeCountsAdded(t *testing.T) {
 	}
 }
 
+// TestMigrationRecountsEdges: a version 3 binary from before eb7993f adds click edges
+// without counting them, also to a file whose edge_counts a later binary made; the
+// migration must not keep those counts.
+func TestMigrationRecountsEdges(t *testing.T) {
+	path := copyFixture(t, "testdata/persist-v3")
+	db, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE edge_counts SET n = 2`); err != nil { // clicks added uncounted
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e := openEnv(t, path, Options{})
+	if got := e.query(t, countQuery, map[string]any{"token": "7BTadEDkJ8"}); !cmp.Equal(got, []any{int64(5)}) {
+		t.Errorf("all-time clicks = %v after the migration, want the 5 stored", got)
+	}
+}
+
 // checkGone checks that the migration dropped the named tables of older versions.
 func checkGone(t *testing.T, e *testEnv, tables ...string) {
 	t.Helper()

@@ -164,7 +164,7 @@ func migrate(ctx context.Context, db *sql.DB) (err error) {
 		if err := migrateFrom(ctx, tx, version); err != nil {
 			return err
 		}
-		if _, err := addEdgeCounts(ctx, tx); err != nil {
+		if err := recountEdges(ctx, tx); err != nil {
 			return err
 		}
 	default:
@@ -202,6 +202,22 @@ func addEdgeCounts(ctx context.Context, tx *sql.Tx) (bool, error) {
 		return false, fmt.Errorf("add edge_counts: %w", err)
 	}
 	return true, nil
+}
+
+// recountEdges makes edge_counts hold the counts of the stored edges, creating it
+// where it is missing, whatever it held: a version 3 binary from before eb7993f adds
+// edges without counting them, also to a file whose table a later binary made, so a
+// file migrated from version 4 or lower cannot trust the counts it has.
+func recountEdges(ctx context.Context, tx *sql.Tx) error {
+	err := execAll(ctx, tx, []string{
+		edgeCountsTable,
+		`DELETE FROM edge_counts`,
+		`INSERT INTO edge_counts (out_v, label, n) SELECT out_v, label, count(*) FROM edges GROUP BY out_v, label`,
+	})
+	if err != nil {
+		return fmt.Errorf("count edges: %w", err)
+	}
+	return nil
 }
 
 func execAll(ctx context.Context, tx *sql.Tx, stmts []string) error {
