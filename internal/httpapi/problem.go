@@ -115,7 +115,7 @@ func problemFor(err error) Problem {
 	case errors.As(err, &unknown):
 		return NewProblem(http.StatusBadRequest, CodeUnknownField, unknown.Error())
 	case errors.Is(err, shorturl.ErrIdempotencyKeyInvalid):
-		return NewProblem(http.StatusBadRequest, CodeIdempotencyKeyInvalid, "Idempotency-Key must be 1 to 255 printable ASCII characters (space to ~)")
+		return NewProblem(http.StatusBadRequest, CodeIdempotencyKeyInvalid, "Idempotency-Key must be 1 to 255 printable ASCII characters (space to ~), given once, without a comma, and without a space at either end or beside another")
 	case errors.Is(err, shorturl.ErrIdempotencyKeyReused): // before ErrNotFound: it may wrap ErrInvalidStored
 		return NewProblem(http.StatusUnprocessableEntity, CodeIdempotencyKeyReused,
 			"this Idempotency-Key already names a short URL with another target_url; nothing was written")
