@@ -897,3 +897,45 @@ func TestOffsetPastTheNewestSegmentDeletesNothing(t *testing.T) {
 		t.Errorf("delivered %d of %d events", n, len(fs))
 	}
 }
+
+// TestNewerSegmentFormatIsLeftAlone: a segment in a format after this program's
+// (after a downgrade, say) is neither written to, read past nor deleted; taken for
+// a damaged header, it was stepped over and deleted with the facts in it.
+func TestNewerSegmentFormatIsLeftAlone(t *testing.T) {
+	for _, seg := range []int{1, 2} { // an older segment, then the newest
+		t.Run(fmt.Sprintf("segment_%d", seg), func(t *testing.T) {
+			dir := t.TempDir()
+			journalSegments(t, dir, facts(t, 6), 3)
+			path := segmentPath(filepath.Join(dir, "journal"), uint64(seg))
+			f, err := os.OpenFile(path, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.WriteAt([]byte{0, 0, 0, 0, 'L', 'N', 'J', '3'}, 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+			before, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := newConsumer(t, dir, &fakeIngester{}, ConsumerOptions{})
+			if err := c.Drain(ctxTimeout(t)); !errors.Is(err, errNewerSegment) {
+				t.Errorf("drain: %v, want errNewerSegment", err)
+			}
+			if seg == 2 {
+				if b, err := OpenBus(dir, BusOptions{Logger: testLogger(t)}); !errors.Is(err, errNewerSegment) {
+					if err == nil {
+						_ = b.Close()
+					}
+					t.Errorf("open bus: %v, want errNewerSegment", err)
+				}
+			}
+			if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, before) {
+				t.Fatalf("the newer segment was changed or removed: %v", err)
+			}
+		})
+	}
+}

@@ -68,6 +68,20 @@ func appendSegmentHeader(b []byte, end int64, tab *crc32.Table) []byte {
 // before the frames, on every read.
 var errSegmentHeader = errors.New("damaged segment header")
 
+// errNewerSegment reports a segment whose magic names a format after this program's
+// (LNJ3 and on). Neither the writer nor the consumer goes past it: taken for damage,
+// it would be stepped over and deleted with every fact in it.
+var errNewerSegment = errors.New("journal segment format is newer than this program's")
+
+// newerFormat reports the format a segment's first bytes name when it is one after
+// segMagic's.
+func newerFormat(h []byte) (byte, bool) {
+	if len(h) < len(segMagic) || [7]byte(h[:7]) != [7]byte(segMagic[:7]) {
+		return 0, false
+	}
+	return h[7], h[7] > segMagic[7] && h[7] <= '9'
+}
+
 // segmentBoundsAt opens the segment at path for segmentBounds.
 func segmentBoundsAt(path string, tab *crc32.Table) (start, end int64, err error) {
 	f, err := os.Open(path)
@@ -88,6 +102,10 @@ func segmentBounds(f *os.File, tab *crc32.Table) (start, end int64, err error) {
 			return 0, 0, fmt.Errorf("read header of %s: %w", f.Name(), rerr)
 		}
 		if n < len(segMagic) || [8]byte(h[:8]) != segMagic {
+			if v, ok := newerFormat(h[:n]); ok {
+				return 0, 0, fmt.Errorf("%s: format %c, this program's %c: %w (run the newer linoone, or have it deliver the journal first)",
+					f.Name(), v, segMagic[7], errNewerSegment)
+			}
 			if damagedMagic(h[:n]) {
 				return 0, 0, fmt.Errorf("%s: magic: %w", f.Name(), errSegmentHeader)
 			}
