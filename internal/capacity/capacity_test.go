@@ -275,3 +275,36 @@ func TestLRUKeepsTheHot(t *testing.T) {
 		t.Errorf("Zipf(1) hit rate %.3f; the top 10 %% of links carry ~75 %% of requests", r.HitRate)
 	}
 }
+
+// TestDurationAlarmWithinTheTimeout: the Duration alarm watches the average a
+// redirect may take before the concurrency quota binds; a budget at or past the
+// function's timeout could never be reached, so no alarm is proposed for it, and
+// one that is proposed stays under the timeout.
+func TestDurationAlarmWithinTheTimeout(t *testing.T) {
+	d, err := DefaultDeployment("prod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const duration = "AWS/Lambda Duration (resolve), p50 per 5 minutes, ms"
+	for _, tt := range []struct {
+		peak float64
+		want bool
+	}{{50, false}, {100_000, true}} {
+		r, err := Evaluate(Profile{Name: "t", AvgRedirects: tt.peak / 5, PeakRedirects: tt.peak, Links: 1000, Zipf: 1}, d, NewFigures("us-east-1"), SimOptions{Requests: 10_000, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, a := range r.Alarms {
+			if a.Metric == duration {
+				found = true
+				if a.Threshold >= 1000*d.Terraform.APITimeoutSeconds {
+					t.Errorf("peak %v: Duration alarm at %v ms, past the %v s timeout", tt.peak, a.Threshold, d.Terraform.APITimeoutSeconds)
+				}
+			}
+		}
+		if found != tt.want {
+			t.Errorf("peak %v: Duration alarm proposed %v, want %v", tt.peak, found, tt.want)
+		}
+	}
+}
