@@ -394,8 +394,11 @@ func probeVerdict(p *Probe) (bool, string) {
 	switch {
 	case p.Status == 302 && p.Location != "":
 		return true, fmt.Sprintf("probe: GET %s answered 302 Location %s%s: the resolver", p.URL, p.Location, reqID)
+	case p.Status == 404 && p.ContentType == "application/problem+json":
+		return true, fmt.Sprintf("probe: GET %s answered 404 problem+json (token unknown to the resolver)%s", p.URL, reqID)
 	case p.Status == 404:
-		return true, fmt.Sprintf("probe: GET %s answered 404 (token unknown to the resolver)%s", p.URL, reqID)
+		return false, fmt.Sprintf("probe: GET %s answered 404 as %s%s, not the resolver's problem+json: a route that misses (API Gateway's own Not Found, a path the resolver does not serve) answers so too",
+			p.URL, orUnknown(p.ContentType), reqID)
 	default:
 		return false, fmt.Sprintf("probe: GET %s answered %d%s, not the resolver's 302 or 404", p.URL, p.Status, reqID)
 	}

@@ -199,8 +199,15 @@ func TestDecideDomain(t *testing.T) {
 		},
 		{
 			name:  "routed, probe saw the resolver's 404",
-			facts: facts(cnameTo(tTarget), apiDomain(resolverMapping("")), probe(Probe{Status: 404})),
+			facts: facts(cnameTo(tTarget), apiDomain(resolverMapping("")), probe(Probe{Status: 404, ContentType: "application/problem+json"})),
 			want:  want{kind: UseCustomDomain, vars: domainVars(tDomain, true, tGoCert), baseURL: "https://go.example.com", evidence: []string{"answered 404"}},
+		},
+		{
+			// API Gateway's own route miss is a 404 too, and proves nothing.
+			name:  "routed, probe saw a 404 that is not the resolver's",
+			facts: facts(cnameTo(tTarget), apiDomain(resolverMapping("")), probe(Probe{Status: 404, ContentType: "application/json", RequestID: "Qx1Y="})),
+			want: want{kind: UseAPIEndpoint, vars: domainVars(tDomain, false, tGoCert), baseURL: tEndpoint, actions: 1,
+				evidence: []string{"not the resolver's problem+json"}},
 		},
 		{
 			name:  "routed, probe failed on TLS",

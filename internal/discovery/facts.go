@@ -178,6 +178,9 @@ type Probe struct {
 	Location string
 	// RequestID is the apigw-requestid response header, when present.
 	RequestID string
+	// ContentType is the answer's media type (the resolver answers an unknown token
+	// with application/problem+json; API Gateway's own "Not Found" is JSON).
+	ContentType string
 	// Err describes why no HTTP answer arrived.
 	Err string
 }

@@ -301,8 +301,14 @@ func tlsResolver(t *testing.T, status int) prober {
 	t.Helper()
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Apigw-Requestid", "Qx1YzFkLoAMEb0w=")
-		if status == http.StatusFound {
+		switch status {
+		case http.StatusFound:
 			w.Header().Set("Location", "https://target.example.org/landing")
+		case http.StatusNotFound: // the resolver's unknown token
+			w.Header().Set("Content-Type", "application/problem+json")
+		case http.StatusGone: // stands for API Gateway's own 404: a route missed
+			w.Header().Set("Content-Type", "application/json")
+			status = http.StatusNotFound
 		}
 		w.WriteHeader(status)
 	}))
@@ -326,6 +332,7 @@ func TestMainProbe(t *testing.T) {
 		{"resolver redirect proves the domain", http.StatusFound, ExitReady, "use-custom-domain", "answered 302 Location https://target.example.org/landing, apigw-requestid Qx1YzFkLoAMEb0w=: the resolver"},
 		{"resolver 404 proves the domain", http.StatusNotFound, ExitReady, "use-custom-domain", "answered 404"},
 		{"forbidden is not the resolver", http.StatusForbidden, ExitActionRequired, "use-api-endpoint", "answered 403"},
+		{"a route's 404 is not the resolver", http.StatusGone, ExitActionRequired, "use-api-endpoint", "not the resolver's problem+json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package dnscheck
 import (
 	"context"
 	"io"
+	"mime"
 	"net/http"
 	"time"
 
@@ -53,5 +54,6 @@ func (p *Prober) Probe(ctx context.Context, url string) discovery.Probe {
 	res.Status = resp.StatusCode
 	res.Location = resp.Header.Get("Location")
 	res.RequestID = resp.Header.Get("Apigw-Requestid")
+	res.ContentType, _, _ = mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	return res
 }

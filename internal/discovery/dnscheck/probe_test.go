@@ -25,7 +25,9 @@ func resolverHandler() http.Handler {
 			http.Redirect(w, r, "https://target.example.org/landing", http.StatusFound)
 			return
 		}
-		http.NotFound(w, r)
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(`{"type":"urn:linoone:problem:not-found","title":"Not Found","status":404,"detail":"no such short url"}`))
 	})
 }
 
@@ -53,12 +55,12 @@ func TestProbe(t *testing.T) {
 		{
 			name: "known token redirect is recorded, not followed",
 			url:  "https://go.example.com/7BTadEDkJ8",
-			want: discovery.Probe{URL: "https://go.example.com/7BTadEDkJ8", Status: 302, Location: "https://target.example.org/landing", RequestID: "Qx1YzFkLoAMEb0w="},
+			want: discovery.Probe{URL: "https://go.example.com/7BTadEDkJ8", Status: 302, Location: "https://target.example.org/landing", RequestID: "Qx1YzFkLoAMEb0w=", ContentType: "text/html"},
 		},
 		{
 			name: "unknown token",
 			url:  "https://go.example.com/AAAAAAAAAA",
-			want: discovery.Probe{URL: "https://go.example.com/AAAAAAAAAA", Status: 404, RequestID: "Qx1YzFkLoAMEb0w="},
+			want: discovery.Probe{URL: "https://go.example.com/AAAAAAAAAA", Status: 404, RequestID: "Qx1YzFkLoAMEb0w=", ContentType: "application/problem+json"},
 		},
 	}
 	p := dnscheck.NewProber(clientFor(srv))
