@@ -34,30 +34,40 @@ func raises(p Profile, d Deployment, r Report) []Action {
 		if !c.Limit.Known() || math.IsInf(c.Limit.V, 1) || c.Load.V <= alarmAt*c.Limit.V {
 			continue
 		}
-		proposed := niceCeil(c.Load.V / alarmAt)
+		current, proposed := c.Limit.V, niceCeil(c.Load.V/alarmAt)
 		why := fmt.Sprintf("peak %s %s is %s of %s", count(c.Load.V), c.Unit, pct(c.Load.V/c.Limit.V), count(c.Limit.V))
-		if c.Name == "Lambda invocations per second" {
-			why += fmt.Sprintf(": a concurrency quota of at least %s", count(proposed/10))
+		if quota := concurrencyQuota(r); c.Name == "Lambda invocations per second" && quota.Known() && quota.V > 0 {
+			// The setting is the concurrency quota: current and proposed are in its
+			// unit, not in invocations a second.
+			perExecution := c.Limit.V / quota.V
+			current, proposed = quota.V, niceCeil(c.Load.V/alarmAt/perExecution)
+			why += fmt.Sprintf(" (%s invocations a second per concurrent execution)", count(perExecution))
 		}
 		if c.Setting == "resolver_throttling_rate_limit" || c.Setting == "management_throttling_rate_limit" {
 			why += fmt.Sprintf("; set its burst limit to %s too", count(2*proposed))
 		}
-		out = append(out, Action{Component: c.Name, Setting: c.Setting, Current: c.Limit.V, Proposed: proposed, Why: why, ratio: c.Load.V / c.Limit.V})
+		out = append(out, Action{Component: c.Name, Setting: c.Setting, Current: current, Proposed: proposed, Why: why, ratio: c.Load.V / c.Limit.V})
 	}
 	slices.SortStableFunc(out, func(a, b Action) int { return cmp.Compare(b.ratio, a.ratio) })
 	return append(out, brownout(p, d, r)...)
+}
+
+// concurrencyQuota is the account's Lambda concurrency quota, as the report's
+// component has it.
+func concurrencyQuota(r Report) Num {
+	for _, c := range r.Components {
+		if c.Name == "Lambda concurrent executions" {
+			return c.Limit
+		}
+	}
+	return Num{}
 }
 
 // brownout is the concurrency a downstream at its timeout needs: every redirect then
 // waits publish_timeout for PutEvents (and the Persist timeout on a miss).
 func brownout(p Profile, d Deployment, r Report) []Action {
 	resolve, issue := r.Functions[0], r.Functions[1]
-	var quota Num
-	for _, c := range r.Components {
-		if c.Name == "Lambda concurrent executions" {
-			quota = c.Limit
-		}
-	}
+	quota := concurrencyQuota(r)
 	need := resolve.CeilConcurrency + issue.CeilConcurrency
 	if !quota.Known() || need <= alarmAt*quota.V {
 		return nil

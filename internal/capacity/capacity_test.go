@@ -308,3 +308,29 @@ func TestDurationAlarmWithinTheTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestInvocationsRaiseIsInTheQuotasUnit: the invocations-per-second limit is raised
+// through the concurrency quota, so its action's current and proposed values are
+// concurrent executions, which a script reading setting and proposed can ask for.
+func TestInvocationsRaiseIsInTheQuotasUnit(t *testing.T) {
+	d, err := DefaultDeployment("prod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := NewFigures("us-east-1")
+	r, err := Evaluate(Profile{Name: "t", AvgRedirects: 2300, PeakRedirects: 23_000, AvgIssuances: 100, PeakIssuances: 1000, Links: 1000, Zipf: 1}, d, fs, SimOptions{Requests: 10_000, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quota, per := fs.get("lambda_concurrency"), fs.get("lambda_rps_per_concurrency")
+	for _, a := range r.Raise {
+		if a.Component != "Lambda invocations per second" {
+			continue
+		}
+		if a.Current != quota.V || a.Proposed < 24_000/alarmAt/per.V || a.Proposed >= 24_000/alarmAt {
+			t.Fatalf("raise %+v: want current %v (the quota) and a proposed concurrency", a, quota.V)
+		}
+		return
+	}
+	t.Fatalf("no raise of Lambda invocations per second in %+v", r.Raise)
+}
