@@ -334,3 +334,22 @@ func TestInvocationsRaiseIsInTheQuotasUnit(t *testing.T) {
 	}
 	t.Fatalf("no raise of Lambda invocations per second in %+v", r.Raise)
 }
+
+// TestPerMillionAtZeroTraffic: the price of a million redirects does not lose API
+// Gateway's share when the profile has no traffic to spread the month's bill over.
+func TestPerMillionAtZeroTraffic(t *testing.T) {
+	d, err := DefaultDeployment("prod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := func(avg float64) float64 {
+		r, err := Evaluate(Profile{Name: "t", AvgRedirects: avg, PeakRedirects: avg, Links: 10, Zipf: 1}, d, NewFigures("us-east-1"), SimOptions{Requests: 1000, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Cost.PerMillionRedirects.V
+	}
+	if zero, tiny := per(0), per(1e-6); math.Abs(zero-tiny) > 1e-6 {
+		t.Fatalf("per million redirects: %v at no traffic, %v at almost none", zero, tiny)
+	}
+}

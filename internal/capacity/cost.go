@@ -21,7 +21,8 @@ func costs(p Profile, d Deployment, fs Figures, fns []Function) Cost {
 
 	requests := c.RedirectsPerMonth + c.IssuancesPerMonth
 	c.apigw = apigwMonthly(fs, requests)
-	apigwPerRequest := Num{}
+	// With no traffic, a request would be the first tier's.
+	apigwPerRequest := fs.get("price_apigw_http_per_m").scale(1e-6)
 	if requests > 0 {
 		apigwPerRequest = c.apigw.scale(1 / requests)
 	}
