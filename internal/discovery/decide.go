@@ -267,6 +267,13 @@ func (j judge) accountDNS(d *Decision, zone *HostedZone, dom *APIDomain) {
 	d.Kind = UseAPIEndpoint
 	where := fmt.Sprintf("Route 53 zone %s (%s)", norm(zone.Name), zone.ID)
 	existing := j.currentAnswers(zone)
+	if dom != nil && aliasesTo(zone.Records, dom.Target) {
+		// The record discovery asked for is there; public DNS has not caught up.
+		d.setDomainVars(j.domain, false, j.certVar(dom))
+		d.Evidence = append(d.Evidence, fmt.Sprintf("%s in %s is already an alias to the resolver's API Gateway domain %s, which public DNS does not answer yet", j.domain, where, norm(dom.Target)))
+		d.Actions = append(d.Actions, fmt.Sprintf("wait until public DNS answers %s with the alias record in %s (a cached \"no such name\" lasts up to the zone's negative TTL), then re-run discovery", j.domain, where))
+		return
+	}
 	if len(existing) > 0 {
 		d.Evidence = append(d.Evidence, fmt.Sprintf("%s already answers %s: neither the resolver's API Gateway domain nor a CloudFront distribution", j.domain, strings.Join(existing, ", ")))
 		if dom != nil {
@@ -603,6 +610,22 @@ func (j judge) certificate(region string) (issued, pending *Certificate) {
 
 // currentAnswers lists what the domain answers today, from the account's zone
 // and from public DNS.
+// aliasesTo reports whether the address records among records are all aliases to
+// target, and there is one.
+func aliasesTo(records []RecordSet, target string) bool {
+	n := 0
+	for _, r := range records {
+		if r.Type != "A" && r.Type != "AAAA" && r.Type != "CNAME" {
+			continue
+		}
+		if r.AliasTarget == "" || norm(r.AliasTarget) != norm(target) {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
 func (j judge) currentAnswers(zone *HostedZone) []string {
 	var out []string
 	for _, r := range zone.Records {

@@ -388,6 +388,14 @@ func TestDecideDomain(t *testing.T) {
 			want:  want{kind: UseAPIEndpoint, vars: domainVars("", false, ""), baseURL: tEndpoint, actions: 1, noRecord: true, actionHas: []string{"already in use (CNAME links.hosted-shortener.example.net)"}},
 		},
 		{
+			// The alias discovery asked for exists; public DNS still has the old answer cached.
+			name: "account zone, the alias record exists, public DNS not caught up",
+			facts: facts(accountZone(RecordSet{Name: tDomain, Type: "A", AliasTarget: tTarget + ".", AliasZoneID: "Z1UJRXOUMOOFQ8"}),
+				apiDomain(resolverMapping(""))),
+			want: want{kind: UseAPIEndpoint, vars: domainVars(tDomain, false, tGoCert), baseURL: tEndpoint, actions: 1, noRecord: true,
+				actionHas: []string{"wait until public DNS answers"}},
+		},
+		{
 			name:  "account zone, name in use, domain name exists",
 			facts: facts(accountZone(), addresses("203.0.113.7"), targetAddresses, apiDomain(resolverMapping(""))),
 			want: want{kind: UseAPIEndpoint, vars: domainVars(tDomain, false, tGoCert), baseURL: tEndpoint, actions: 1,
