@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -305,6 +306,10 @@ func gather(ctx context.Context, o options, aws factSource, dns nameResolver, p 
 		probeURL := "https://" + o.domain + "/" + path
 		if f.PublicDNS.NXDomain || len(f.PublicDNS.Addresses) == 0 {
 			f.Probe = &discovery.Probe{URL: probeURL, Err: "not sent: the domain has no address in public DNS"}
+		} else if a := nonPublic(f.PublicDNS.Addresses); a != "" {
+			// What answers there is no proof that the public reaches the resolver,
+			// and discover does not send requests into private networks.
+			f.Probe = &discovery.Probe{URL: probeURL, Err: "not sent: public DNS answers " + a + ", which is not a public address"}
 		} else {
 			pr := p.Probe(ctx, probeURL)
 			pr.Err = oneLine(pr.Err)
@@ -316,4 +321,21 @@ func gather(ctx context.Context, o options, aws factSource, dns nameResolver, p 
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// sharedSpace is the carrier-grade NAT range (RFC 6598), private in all but name.
+var sharedSpace = netip.MustParsePrefix("100.64.0.0/10")
+
+// nonPublic is the first of addrs that is not a public unicast address (loopback,
+// private, shared, link-local, unspecified, multicast, or not an address at all), or "".
+func nonPublic(addrs []string) string {
+	for _, a := range addrs {
+		ip, err := netip.ParseAddr(a)
+		ip = ip.Unmap()
+		if err != nil || ip.IsLoopback() || ip.IsPrivate() || sharedSpace.Contains(ip) || ip.IsLinkLocalUnicast() ||
+			ip.IsUnspecified() || ip.IsMulticast() {
+			return a
+		}
+	}
+	return ""
 }

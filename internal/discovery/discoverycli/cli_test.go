@@ -362,6 +362,26 @@ func TestMainProbeSkippedWhenTheDomainDoesNotResolve(t *testing.T) {
 	}
 }
 
+// TestMainProbeNotSentToAPrivateAddress: a domain whose public DNS answers a
+// loopback or private address is not probed: what answers there proves nothing
+// about the public, and discover sends no request into private networks.
+func TestMainProbeNotSentToAPrivateAddress(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1", "10.1.2.3", "169.254.169.254"} {
+		sc := route53Alias()
+		sc.dns.Records = []string{"go.example.com. 60 IN A " + addr,
+			"d-k4n9w2x7p1.execute-api.us-east-1.amazonaws.com. 60 IN A " + addr}
+		h := start(t, sc)
+		h.prober = proberFunc(func(context.Context, string) discovery.Probe {
+			t.Errorf("probe sent to %s", addr)
+			return discovery.Probe{}
+		})
+		code, stdout, _ := h.run(t, h.args("--domain", "go.example.com", "--resolver-api-id", "a1b2c3d4e5", "--probe-token", "7BTadEDkJ8")...)
+		if o := decode(t, stdout); code != ExitActionRequired || !containsPart(o.Evidence, "which is not a public address") {
+			t.Errorf("%s: exit %d, evidence %q", addr, code, o.Evidence)
+		}
+	}
+}
+
 type proberFunc func(context.Context, string) discovery.Probe
 
 func (f proberFunc) Probe(ctx context.Context, url string) discovery.Probe { return f(ctx, url) }
