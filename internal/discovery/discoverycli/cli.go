@@ -48,7 +48,7 @@ type (
 		Zone(ctx context.Context, name string) (discovery.PublicZone, error)
 	}
 	prober interface {
-		Probe(ctx context.Context, url string) discovery.Probe
+		Probe(ctx context.Context, url, addr string) discovery.Probe
 	}
 )
 
@@ -311,7 +311,7 @@ func gather(ctx context.Context, o options, aws factSource, dns nameResolver, p 
 			// and discover does not send requests into private networks.
 			f.Probe = &discovery.Probe{URL: probeURL, Err: "not sent: public DNS answers " + a + ", which is not a public address"}
 		} else {
-			pr := p.Probe(ctx, probeURL)
+			pr := p.Probe(ctx, probeURL, f.PublicDNS.Addresses[0]) // what the public reaches, not this machine's resolver
 			pr.Err = oneLine(pr.Err)
 			f.Probe = &pr
 		}

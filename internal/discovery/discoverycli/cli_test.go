@@ -384,7 +384,7 @@ func TestMainProbeNotSentToAPrivateAddress(t *testing.T) {
 
 type proberFunc func(context.Context, string) discovery.Probe
 
-func (f proberFunc) Probe(ctx context.Context, url string) discovery.Probe { return f(ctx, url) }
+func (f proberFunc) Probe(ctx context.Context, url, _ string) discovery.Probe { return f(ctx, url) }
 
 func TestMainHumanReport(t *testing.T) {
 	h := start(t, externalDNS())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"time"
 
@@ -34,9 +35,11 @@ func NewProber(client *http.Client) *Prober {
 	return &Prober{client: &c}
 }
 
-// Probe sends GET url once. Failures are part of the result, not errors: a
-// probe that cannot connect is a finding.
-func (p *Prober) Probe(ctx context.Context, url string) discovery.Probe {
+// Probe sends GET url once, connecting to addr (an address the caller resolved; ""
+// resolves the URL's host the system's way). The TLS name and Host stay the URL's.
+// Failures are part of the result, not errors: a probe that cannot connect is a
+// finding.
+func (p *Prober) Probe(ctx context.Context, url, addr string) discovery.Probe {
 	res := discovery.Probe{URL: url}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -44,7 +47,11 @@ func (p *Prober) Probe(ctx context.Context, url string) discovery.Probe {
 		return res
 	}
 	req.Header.Set("User-Agent", "linoone-discover")
-	resp, err := p.client.Do(req)
+	client := p.client
+	if addr != "" {
+		client = pinned(p.client, addr)
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		res.Err = err.Error()
 		return res
@@ -56,4 +63,32 @@ func (p *Prober) Probe(ctx context.Context, url string) discovery.Probe {
 	res.RequestID = resp.Header.Get("Apigw-Requestid")
 	res.ContentType, _, _ = mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	return res
+}
+
+// pinned is a copy of client whose connections all go to addr, on the port each
+// request asks for: the address public DNS answered, so that the probe tests what
+// the public reaches, whatever this machine's resolver says.
+func pinned(client *http.Client, addr string) *http.Client {
+	base, _ := client.Transport.(*http.Transport)
+	if client.Transport == nil {
+		base, _ = http.DefaultTransport.(*http.Transport)
+	}
+	if base == nil {
+		return client // a transport of another kind dials as it does
+	}
+	tr := base.Clone()
+	dial := tr.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 10 * time.Second}).DialContext
+	}
+	tr.DialContext = func(ctx context.Context, network, hostport string) (net.Conn, error) {
+		_, port, err := net.SplitHostPort(hostport)
+		if err != nil {
+			return nil, err
+		}
+		return dial(ctx, network, net.JoinHostPort(addr, port))
+	}
+	c := *client
+	c.Transport = tr
+	return &c
 }

@@ -2,6 +2,7 @@ package dnscheck_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -66,7 +67,7 @@ func TestProbe(t *testing.T) {
 	p := dnscheck.NewProber(clientFor(srv))
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := p.Probe(context.Background(), tt.url)
+			got := p.Probe(context.Background(), tt.url, "")
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("probe (-want +got):\n%s", diff)
 			}
@@ -98,7 +99,7 @@ func TestProbeFailures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := dnscheck.NewProber(tt.client).Probe(context.Background(), tt.url)
+			got := dnscheck.NewProber(tt.client).Probe(context.Background(), tt.url, "")
 			if got.Status != 0 || !strings.Contains(got.Err, tt.errHas) {
 				t.Errorf("probe = %+v, want an error containing %q", got, tt.errHas)
 			}
@@ -111,5 +112,31 @@ func TestNewProberKeepsCallerClient(t *testing.T) {
 	_ = dnscheck.NewProber(c)
 	if c.CheckRedirect != nil {
 		t.Error("NewProber changed the caller's client")
+	}
+}
+
+// TestProbeConnectsToTheGivenAddress: the probe goes to the address public DNS
+// answered, not to what this machine's resolver makes of the name, and keeps the
+// URL's name for TLS and Host.
+func TestProbeConnectsToTheGivenAddress(t *testing.T) {
+	srv := httptest.NewTLSServer(resolverHandler())
+	t.Cleanup(srv.Close)
+	_, port, err := net.SplitHostPort(srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := net.JoinHostPort("127.0.0.1", port)
+	tr := srv.Client().Transport.(*http.Transport).Clone()
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if addr != want { // the name, resolved the system's way: never here
+			return nil, fmt.Errorf("dialed %s, want %s", addr, want)
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}
+	url := "https://go.example.com:" + port + "/AAAAAAAAAA"
+	got := dnscheck.NewProber(&http.Client{Transport: tr}).Probe(context.Background(), url, "127.0.0.1")
+	if got.Err != "" || got.Status != http.StatusNotFound || got.ContentType != "application/problem+json" {
+		t.Fatalf("probe %+v, want the test server's 404", got)
 	}
 }
