@@ -26,13 +26,21 @@ type visit struct {
 	ua string
 }
 
-// seedVisits ingests clicks on u as the bus consumer would: short_url_visited
-// self-loops carrying exactly the fact's four properties, in documents of 500.
+// seedVisits ingests clicks on u as the bus consumer would (ingestVisits).
 func seedVisits(tb testing.TB, c *persist.Client, u shorturl.ShortURL, visits []visit) {
 	tb.Helper()
+	if err := ingestVisits(context.Background(), c, u, visits); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// ingestVisits ingests clicks on u as the bus consumer would: short_url_visited
+// self-loops carrying exactly the fact's four properties, in documents of 500. It
+// returns its error, so that goroutines other than the test's may call it.
+func ingestVisits(ctx context.Context, c *persist.Client, u shorturl.ShortURL, visits []visit) error {
 	doc, err := u.Artifact()
 	if err != nil {
-		tb.Fatal(err)
+		return err
 	}
 	v := doc.Vertices[0]
 	for start := 0; start < len(visits); start += 500 {
@@ -45,14 +53,26 @@ func seedVisits(tb testing.TB, c *persist.Client, u shorturl.ShortURL, visits []
 				"effective_at":       vi.at.UTC().Format("2006-01-02T15:04:05.000Z"),
 			})
 			if err != nil {
-				tb.Fatal(err)
+				return err
 			}
 			batch.Edges = append(batch.Edges, e)
 		}
-		if err := c.Ingest(context.Background(), batch); err != nil {
-			tb.Fatal(err)
+		if err := c.Ingest(ctx, batch); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// savedLink is a client of a fresh local Persist holding the short URL of tok.
+func savedLink(tb testing.TB, tok shorturl.Token) (*persist.Client, shorturl.ShortURL) {
+	tb.Helper()
+	c := newClient(tb, startLocalPersist(tb), false)
+	u := shorturl.ShortURL{Token: tok, Path: "https://s.example.com/" + string(tok), Target: "https://example.com/"}
+	if err := c.Save(context.Background(), u); err != nil {
+		tb.Fatal(err)
+	}
+	return c, u
 }
 
 func TestLinkAndVisitsAgainstLocalPersist(t *testing.T) {
@@ -158,12 +178,7 @@ func TestLinkCreatedAtForms(t *testing.T) {
 // clicks in its default 30-day window, through the management API, the Persist
 // client and local Persist over loopback HTTP (issue 10: at most 200 ms).
 func BenchmarkStats100k(b *testing.B) {
-	ctx := context.Background()
-	c := newClient(b, startLocalPersist(b), false)
-	u := shorturl.ShortURL{Token: "Bench10000", Path: "https://s.example.com/Bench10000", Target: "https://example.com/"}
-	if err := c.Save(ctx, u); err != nil {
-		b.Fatal(err)
-	}
+	c, u := savedLink(b, "Bench10000")
 	uas := []string{"facebookexternalhit/1.1", "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)", "Twitterbot/1.0"}
 	for i := range 47 {
 		uas = append(uas, fmt.Sprintf("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.%d.0 Safari/537.36", i))
@@ -244,16 +259,7 @@ func TestVisitsLongestWindow(t *testing.T) {
 // query; while clicks arrive, the days must never add up to more than the whole.
 func TestVisitsAreOneSnapshot(t *testing.T) {
 	ctx := context.Background()
-	c := newClient(t, startLocalPersist(t), false)
-	u := shorturl.ShortURL{Token: "SnapShot01", Path: "https://s.example.com/SnapShot01", Target: "https://example.com/"}
-	if err := c.Save(ctx, u); err != nil {
-		t.Fatal(err)
-	}
-	doc, err := u.Artifact()
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := doc.Vertices[0]
+	c, u := savedLink(t, "SnapShot01")
 	w, err := shorturl.ParseWindow("", "", time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -267,19 +273,7 @@ func TestVisitsAreOneSnapshot(t *testing.T) {
 				return
 			default:
 			}
-			batch := graphson.Document{Vertices: []graphson.Vertex{v}}
-			for _, ua := range []string{"a", "b"} {
-				e, err := graphson.NewEdge("short_url_visited", v, v, graphson.Properties{
-					"event_identifier": "ev_" + ulid.Make().String(), "visitor_ip_address": "192.0.2.1",
-					"user_agent": ua, "effective_at": time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
-				})
-				if err != nil {
-					done <- err
-					return
-				}
-				batch.Edges = append(batch.Edges, e)
-			}
-			if err := c.Ingest(ctx, batch); err != nil {
+			if err := ingestVisits(ctx, c, u, []visit{{time.Now(), "a"}, {time.Now(), "b"}}); err != nil {
 				done <- err
 				return
 			}
