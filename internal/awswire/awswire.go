@@ -49,6 +49,25 @@ func Load(ctx context.Context, fn Function) (aws.Config, *slog.Logger, error) {
 	return awsCfg, shared.Logger(os.Stdout), nil
 }
 
+// AnswerMargin is what a function keeps of its invocation's time to answer once the
+// work AnswerBy bounds has ended: the response's conversion, the metrics line and
+// the call to the runtime API.
+const AnswerMargin = 250 * time.Millisecond
+
+// AnswerBy bounds an invocation's work so that the function answers before Lambda
+// stops it: ctx's deadline (the invocation's end) less AnswerMargin. A Persist call
+// that would run past it fails in time (503 problem+json), and a click's publish and
+// dead letter share what is left (shorturl.Recorder), instead of the function being
+// stopped with nothing answered and nothing logged. Without a deadline, ctx is
+// returned as it is.
+func AnswerBy(ctx context.Context) (context.Context, context.CancelFunc) {
+	end, ok := ctx.Deadline()
+	if !ok {
+		return ctx, func() {}
+	}
+	return context.WithDeadline(ctx, end.Add(-AnswerMargin))
+}
+
 // LoadAWS loads the default AWS configuration (the Lambda role, AWS_ENDPOINT_URL_*
 // overrides) for region.
 func LoadAWS(ctx context.Context, region string) (aws.Config, error) {

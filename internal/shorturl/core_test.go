@@ -247,9 +247,14 @@ type fakeDLQ struct {
 	mu      sync.Mutex
 	letters []clickfact.DeadLetter
 	err     error
+	block   bool
 }
 
-func (q *fakeDLQ) DeadLetter(_ context.Context, d clickfact.DeadLetter) error {
+func (q *fakeDLQ) DeadLetter(ctx context.Context, d clickfact.DeadLetter) error {
+	if q.block {
+		<-ctx.Done()
+		return ctx.Err()
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.err != nil {
@@ -343,6 +348,41 @@ func TestRecorderPublishTimeoutIsBounded(t *testing.T) {
 	}
 	if len(dlq.letters) != 1 || !strings.Contains(dlq.letters[0].Reason, "deadline") {
 		t.Fatalf("dead letters %+v", dlq.letters)
+	}
+}
+
+// TestRecorderKeepsToTheInvocationDeadline: on Lambda the request's context ends
+// when the function is about to be stopped. A publish timeout longer than that must
+// not eat the dead letter's turn: the fact reaches the DLQ, or the log, in time.
+func TestRecorderKeepsToTheInvocationDeadline(t *testing.T) {
+	for _, dlqBlocks := range []bool{false, true} {
+		pub, dlq, logs := &fakePublisher{block: true}, &fakeDLQ{block: dlqBlocks}, &bytes.Buffer{}
+		rec, err := shorturl.NewRecorder(shorturl.RecorderConfig{
+			Publisher: pub, DeadLetters: dlq, PublishTimeout: 10 * time.Second, DLQTimeout: 10 * time.Second,
+			EventIDs: func() (string, error) { return testEventID, nil },
+			Logger:   slog.New(slog.NewJSONHandler(logs, nil)),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		start := time.Now()
+		rec.Record(ctx, testURL, testVisit)
+		took := time.Since(start)
+		cancel()
+		if took > 2*time.Second {
+			t.Fatalf("DLQ blocking %v: Record took %v past a 300ms invocation deadline", dlqBlocks, took)
+		}
+		c := rec.Counters()
+		if dlqBlocks {
+			if c.LostToLog.Load() != 1 || !strings.Contains(logs.String(), `"graph_fact"`) {
+				t.Fatalf("neither bus nor DLQ answered: the fact must be logged whole; log %s", logs)
+			}
+			continue
+		}
+		if len(dlq.letters) != 1 || c.DeadLettered.Load() != 1 || c.LostToLog.Load() != 0 {
+			t.Fatalf("the bus did not answer: the fact must be dead-lettered; letters %d, log %s", len(dlq.letters), logs)
+		}
 	}
 }
 

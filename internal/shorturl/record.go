@@ -95,6 +95,12 @@ func (d *deadlines) get() context.Context {
 	return ctx
 }
 
+// deadlineOf is ctx's deadline; every context deadlines.get hands out has one.
+func deadlineOf(ctx context.Context) time.Time {
+	d, _ := ctx.Deadline()
+	return d
+}
+
 // maxPooledFact bounds the fact buffers kept for reuse.
 const maxPooledFact = 16 << 10
 
@@ -162,15 +168,33 @@ func (r *Recorder) Record(ctx context.Context, u ShortURL, v Visit) {
 }
 
 // deliver publishes f, else dead-letters it, else logs it. Neither waits on the
-// visitor's ctx (only its values reach the logs): a click that happened is recorded.
+// visitor's cancellation (only ctx's values reach the logs): a click that happened is
+// recorded. A deadline on ctx (a Lambda invocation's, less the time to answer) bounds
+// both: the publish takes at most half of the time left, so that the dead letter
+// has its turn, and the log after it, before the function is stopped.
 func (r *Recorder) deliver(ctx context.Context, f clickfact.Fact) {
-	perr := r.c.Publisher.Publish(r.deadlines.get(), f)
+	pctx := r.deadlines.get()
+	end, bounded := ctx.Deadline()
+	if bounded {
+		now := time.Now()
+		if half := now.Add(end.Sub(now) / 2); half.Before(deadlineOf(pctx)) {
+			var cancel context.CancelFunc
+			pctx, cancel = context.WithDeadline(context.Background(), half)
+			defer cancel()
+		}
+	}
+	perr := r.c.Publisher.Publish(pctx, f)
 	if perr == nil {
 		r.c.Counters.Published.Add(1)
 		return
 	}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.c.DLQTimeout)
 	defer cancel()
+	if bounded {
+		var cancelEnd context.CancelFunc
+		dctx, cancelEnd = context.WithDeadline(dctx, end)
+		defer cancelEnd()
+	}
 	derr := r.c.DeadLetters.DeadLetter(dctx, clickfact.NewDeadLetter(f, r.c.Now(), 1, perr))
 	if derr == nil {
 		r.c.Counters.DeadLettered.Add(1)

@@ -54,6 +54,8 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		ctx, cancel := awswire.AnswerBy(ctx) // answer before Lambda stops the invocation
+		defer cancel()
 		resp, err := rh.Handle(ctx, ev)
 		if ferr := emf.Flush(time.Now()); ferr != nil {
 			log.Error("replay: emit metrics", "err", ferr)

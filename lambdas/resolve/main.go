@@ -72,6 +72,8 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 	}
 	proxy := httpadapter.NewV2(rs.Handler)
 	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		ctx, cancel := awswire.AnswerBy(ctx) // answer before Lambda stops the invocation
+		defer cancel()
 		refresh(ctx) // the deny list parameter, when 30 s have passed
 		resp, err := proxy.ProxyWithContext(ctx, ev)
 		// Nothing runs after the handler returns: the invocation's metrics go now.
