@@ -86,8 +86,14 @@ variable "publish_timeout" {
   type        = string
 
   validation {
-    condition     = can(regex("^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$", var.publish_timeout))
-    error_message = "publish_timeout must be a Go duration such as 500ms or 1.5s."
+    # A Go duration above 0 and at most 1m, as the functions take it (a value they
+    # refuse would stop every resolve function at its start).
+    condition = can(regex("^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$", var.publish_timeout)) && try(alltrue([
+      for ms in [sum([for p in regexall("([0-9]+(?:\\.[0-9]+)?)(ns|us|µs|ms|s|m|h)", var.publish_timeout) :
+      tonumber(p[0]) * { ns = 1e-6, us = 1e-3, "µs" = 1e-3, ms = 1, s = 1000, m = 60000, h = 3600000 }[p[1]]])] :
+      ms > 0 && ms <= 60000
+    ]), false)
+    error_message = "publish_timeout must be a Go duration above 0 and at most 1m, such as 500ms or 1.5s."
   }
 }
 
