@@ -865,6 +865,9 @@ func checkProblem(t *testing.T, what string, resp events.APIGatewayV2HTTPRespons
 	if ct := header(resp, "Content-Type"); ct != "application/problem+json" {
 		t.Errorf("%s: Content-Type %q, want application/problem+json", what, ct)
 	}
+	if cc := header(resp, "Cache-Control"); cc != "no-store" {
+		t.Errorf("%s: Cache-Control %q, want no-store", what, cc)
+	}
 	var p struct {
 		Type   string `json:"type"`
 		Title  string `json:"title"`

@@ -107,6 +107,9 @@ func TestResolveBlockedLinkIsGone(t *testing.T) {
 		if r.StatusCode != http.StatusGone {
 			t.Fatalf("%s blocked: %d %s", m, r.StatusCode, body)
 		}
+		if cc := r.Header.Get("Cache-Control"); cc != "no-store" { // else a browser keeps the 410 past the unblock
+			t.Errorf("%s blocked: Cache-Control %q, want no-store", m, cc)
+		}
 		if m == http.MethodGet {
 			if p := decodeProblem(t, r, body); p.Type != httpapi.ProblemTypePrefix+httpapi.CodeLinkBlocked || strings.Contains(p.Detail, "evil") {
 				t.Errorf("problem %+v", p)

@@ -60,6 +60,10 @@ func WriteProblem(w http.ResponseWriter, p Problem) {
 	h.Set("Content-Type", problemContentType)
 	h.Set("Content-Length", strconv.Itoa(len(b)+1))
 	h.Set("X-Content-Type-Options", "nosniff")
+	// No cache may keep an error: a browser that kept a 410 of a blocked link, as
+	// Chromium keeps one without a Cache-Control, would not see the 302 come back
+	// when the rule is lifted, nor a 404 or 503 turn into a redirect.
+	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(p.Status)
 	_, _ = w.Write(append(b, '\n'))
 }
