@@ -88,7 +88,13 @@ func New(api *httpapi.ResolverHandler, o Options) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{api: api, other: fasthttpadaptor.NewFastHTTPHandler(api), closed: make(chan struct{})}
+	// The requests handed on keep running on shutdown, as the fast path's do (handle):
+	// fasthttp ends every request's context as soon as the server starts shutting
+	// down, which would fail the lookup of an escaped token's redirect in flight.
+	detached := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		api.ServeHTTP(w, r.WithContext(context.WithoutCancel(r.Context())))
+	})
+	s := &Server{api: api, other: fasthttpadaptor.NewFastHTTPHandler(detached), closed: make(chan struct{})}
 	s.srv = &fasthttp.Server{
 		Handler:                      s.handle,
 		ReadTimeout:                  o.ReadTimeout,
@@ -105,7 +111,7 @@ func New(api *httpapi.ResolverHandler, o Options) *Server {
 		// to a pool. It makes fasthttp read a request in two reads, which
 		// readAhead (see Serve) turns back into one.
 		ReduceMemoryUsage: true,
-		Logger:            logger{o.Logger},
+		Logger:            &logger{log: o.Logger},
 		ErrorHandler:      answerUnreadable,
 	}
 	return s
@@ -231,16 +237,59 @@ func answerUnreadable(ctx *fasthttp.RequestCtx, err error) {
 }
 
 // logger is fasthttp's logger on slog, at warning level: it logs what it could not
-// serve (a malformed request, a connection error).
-type logger struct{ log *slog.Logger }
+// serve (a malformed request, a connection error), at most maxLogLinesPerSecond lines
+// a second, since anyone can send malformed requests as fast as they like.
+type logger struct {
+	log *slog.Logger
 
-// fasthttp's message for a request head it cannot parse ends with that head's first
-// and last bytes, headers included ("…, contents: …"): they may hold an Authorization
-// header or cookies, so the message is cut there.
-func (l logger) Printf(format string, args ...any) {
+	mu      sync.Mutex
+	second  int64 // the Unix second whose lines n counts
+	n       int
+	dropped int // lines left out since the last one logged
+}
+
+const maxLogLinesPerSecond = 10
+
+// Printf logs fasthttp's message without what the request sent. fasthttp's message
+// for a connection it could not serve ("error when serving connection "a"<->"b":
+// <error>") may quote an offending header's value in the error ("invalid header
+// value \"…\"") and end with the head's first and last bytes ("…, contents: …");
+// either may hold an Authorization header, a session token or cookies. So the error
+// is cut at its first quote, and the head's bytes are never logged.
+func (l *logger) Printf(format string, args ...any) {
+	l.mu.Lock()
+	if now := time.Now().Unix(); now != l.second {
+		l.second, l.n = now, 0
+	}
+	if l.n >= maxLogLinesPerSecond {
+		l.dropped++
+		l.mu.Unlock()
+		return
+	}
+	l.n++
+	dropped := l.dropped
+	l.dropped = 0
+	l.mu.Unlock()
 	msg := fmt.Sprintf(format, args...)
+	cut := len(msg)
 	if i := strings.Index(msg, ", contents: "); i >= 0 {
-		msg = msg[:i] + " (request head not logged)"
+		cut = i
+	}
+	from := 0 // where the error begins: past the connection's quoted addresses
+	if i := strings.Index(msg, "\"<->\""); i >= 0 {
+		if j := strings.Index(msg[i:], "\": "); j >= 0 {
+			from = i + j + len("\": ")
+		}
+	}
+	if q := strings.IndexByte(msg[from:], '"'); q >= 0 {
+		cut = min(cut, from+q)
+	}
+	if cut < len(msg) {
+		msg = strings.TrimRight(msg[:cut], " :.,") + " (request head not logged)"
+	}
+	if dropped > 0 {
+		l.log.Warn(msg, "server", "resolver", "lines_left_out_before", dropped)
+		return
 	}
 	l.log.Warn(msg, "server", "resolver")
 }

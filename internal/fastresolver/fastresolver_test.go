@@ -289,6 +289,67 @@ func TestRefusesWhatNetHTTPRefuses(t *testing.T) {
 	}
 }
 
+// slowStore answers a lookup once gate is closed, or fails as the Persist client
+// does when its context ends first.
+type slowStore struct{ entered, gate chan struct{} }
+
+func (s slowStore) Lookup(ctx context.Context, tok shorturl.Token) (shorturl.ShortURL, error) {
+	s.entered <- struct{}{}
+	select {
+	case <-s.gate:
+	case <-ctx.Done():
+		return shorturl.ShortURL{}, fmt.Errorf("lookup: %w: %w", shorturl.ErrUnavailable, ctx.Err())
+	}
+	if tok == known.Token {
+		return known, nil
+	}
+	return shorturl.ShortURL{}, shorturl.ErrNotFound
+}
+
+func (slowStore) Save(context.Context, shorturl.ShortURL) error { return nil }
+
+// TestShutdownAnswersLookupsInFlight: a redirect whose lookup is in flight when the
+// server starts shutting down gets its 302, on the fast path and on the requests it
+// hands to the net/http handler (an escaped token, an absolute-form target).
+func TestShutdownAnswersLookupsInFlight(t *testing.T) {
+	for _, target := range []string{"/" + string(known.Token), "/%" + fmt.Sprintf("%02X", known.Token[0]) + string(known.Token[1:]),
+		"http://s.example.com/" + string(known.Token)} {
+		st := slowStore{entered: make(chan struct{}, 1), gate: make(chan struct{})}
+		rec, err := shorturl.NewRecorder(shorturl.RecorderConfig{Publisher: &publisher{}, DeadLetters: noDLQ{},
+			EventIDs: func() (string, error) { return "ev_01JZ8Q6W3C4V5B6N7M8K9J0H1G", nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := shorturl.NewResolver(st, rec, shorturl.Screening{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln := listen(t)
+		srv := fastresolver.New(httpapi.NewResolver(httpapi.ResolverDeps{Resolver: res}), fastresolver.Options{})
+		go func() { _ = srv.Serve(ln) }()
+		got := make(chan int, 1)
+		go func() {
+			resp, _ := exchange(t, ln.Addr().String(), "GET "+target+" HTTP/1.1\r\nHost: s.example.com\r\n\r\n")
+			got <- resp.StatusCode
+		}()
+		<-st.entered
+		shut := make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			shut <- srv.Shutdown(ctx)
+		}()
+		time.Sleep(100 * time.Millisecond) // Shutdown has begun
+		close(st.gate)
+		if status := <-got; status != http.StatusFound {
+			t.Errorf("GET %s in flight at shutdown: %d, want 302", target, status)
+		}
+		if err := <-shut; err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	}
+}
+
 // TestShutdownAnswersRedirectsInFlight: Shutdown stops taking connections but lets
 // a redirect whose click is being journaled finish with its 302; the click is not
 // given up because the server is stopping.
@@ -392,6 +453,33 @@ func TestKeepAliveAndPipelining(t *testing.T) {
 	}
 }
 
+// TestMalformedRequestLogIsBounded: anyone can send malformed requests as fast as
+// they like; the log takes a bounded number of lines a second of them.
+func TestMalformedRequestLogIsBounded(t *testing.T) {
+	var logs syncbuf.Buffer
+	api, _ := newAPI(t)
+	ln := listen(t)
+	srv := fastresolver.New(api, fastresolver.Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	const sent = 60
+	for range sent {
+		resp, _ := exchange(t, ln.Addr().String(), "GET /"+string(known.Token)+" HTTP/1.1\r\nHost: x\r\nContent-Length: x\r\n\r\n")
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Fatalf("malformed request: %d, want 400", resp.StatusCode)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(ctx)
+	<-served
+	time.Sleep(100 * time.Millisecond) // fasthttp logs after the connection's answer
+	lines := strings.Count(logs.String(), "\n")
+	if lines == 0 || lines >= sent/2 {
+		t.Fatalf("%d log lines for %d malformed requests sent within a few seconds, want a few", lines, sent)
+	}
+}
+
 // TestMalformedRequestLogsNoHeaders: fasthttp logs a request head it cannot parse
 // with the head's bytes; the log keeps the error and leaves out the head, which may
 // carry an Authorization header or cookies.
@@ -403,11 +491,16 @@ func TestMalformedRequestLogsNoHeaders(t *testing.T) {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	const signature = "Signature=5ecre7f00d"
-	resp, _ := exchange(t, ln.Addr().String(), "GET /"+string(known.Token)+" HTTP/1.1\r\nHost: x\r\n"+
-		"Authorization: AWS4-HMAC-SHA256 Credential=LNKX/20261201/us-east-1/execute-api/aws4_request, SignedHeaders=host, "+signature+"\r\n"+
-		"Cookie: session=c00k1e\r\nContent-Length: x\r\n\r\n")
-	if resp.StatusCode != http.StatusBadRequest {
-		t.Errorf("malformed request: %d, want 400", resp.StatusCode)
+	for _, head := range []string{
+		"Authorization: AWS4-HMAC-SHA256 Credential=LNKX/20261201/us-east-1/execute-api/aws4_request, SignedHeaders=host, " + signature + "\r\n" +
+			"Cookie: session=c00k1e\r\nContent-Length: x\r\n",
+		// fasthttp quotes the value of a header it refuses in its error.
+		"X-Amz-Security-Token: 5ess10nt0ken\x01\r\n",
+	} {
+		resp, _ := exchange(t, ln.Addr().String(), "GET /"+string(known.Token)+" HTTP/1.1\r\nHost: x\r\n"+head+"\r\n")
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("malformed request: %d, want 400", resp.StatusCode)
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -419,10 +512,13 @@ func TestMalformedRequestLogsNoHeaders(t *testing.T) {
 	for deadline := time.Now().Add(2 * time.Second); !strings.Contains(out, "error when serving") && time.Now().Before(deadline); out = logs.String() {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if !strings.Contains(out, "request head not logged") {
-		t.Errorf("no warning for the malformed request in %q", out)
+	for deadline := time.Now().Add(2 * time.Second); strings.Count(out, "request head not logged") < 2 && time.Now().Before(deadline); out = logs.String() {
+		time.Sleep(10 * time.Millisecond)
 	}
-	for _, secret := range []string{signature, "c00k1e", "Credential="} {
+	if n := strings.Count(out, "request head not logged"); n != 2 {
+		t.Errorf("%d warnings for the 2 malformed requests in %q", n, out)
+	}
+	for _, secret := range []string{signature, "c00k1e", "Credential=", "5ess10nt0ken"} {
 		if strings.Contains(out, secret) {
 			t.Errorf("the log holds %q: %s", secret, out)
 		}
