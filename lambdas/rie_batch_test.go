@@ -92,6 +92,16 @@ func TestIssueIdempotencyUnderRIE(t *testing.T) {
 	if mine.StatusCode != http.StatusCreated || strings.Contains(mine.Body, want) {
 		t.Errorf("another principal: %d %s", mine.StatusCode, mine.Body)
 	}
+	// An assumed role's session name changes with each producer process: a retry from
+	// another session of the same role finds the short URL the first one issued.
+	role := "arn:aws:sts::123456789012:assumed-role/producer-role/"
+	fromA := issue.api(t, event(t, "issue", "shorten_idempotent.json", producerARN, role+"aws-go-sdk-1764417600123456789"))
+	fromB := issue.api(t, event(t, "issue", "shorten_idempotent.json", producerARN, role+"aws-go-sdk-1764417999000000000"))
+	if fromA.StatusCode != http.StatusCreated || fromB.StatusCode != http.StatusOK || fromB.Body != fromA.Body ||
+		header(fromB, "Idempotent-Replayed") != "true" {
+		t.Errorf("one role, two sessions: %d %s, then %d %s; want 201, then 200 with the same short URL",
+			fromA.StatusCode, fromA.Body, fromB.StatusCode, fromB.Body)
+	}
 	set.mu.Lock()
 	if len(set.decrypted) != 1 || !set.decrypted[0] {
 		t.Errorf("GetParameter calls with decryption: %v, want one at init, decrypted", set.decrypted)

@@ -227,7 +227,8 @@ type ShortenParams struct {
 	// header's values with commas, and SigV4 signs runs of spaces as one). The token becomes
 	// HMAC-SHA256(the service's idempotency secret, caller ‖ 0x00 ‖ key) mapped to
 	// base62 (README, "Idempotent issuance"); the caller is the SigV4 access key id
-	// locally and the IAM principal ARN on AWS. Anything else is 400
+	// locally and the IAM principal ARN on AWS (for an assumed role, without its
+	// session name, which changes from one process to the next). Anything else is 400
 	// `idempotency-key-invalid`.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
@@ -239,7 +240,8 @@ type ShortenBatchParams struct {
 	// header's values with commas, and SigV4 signs runs of spaces as one). The token becomes
 	// HMAC-SHA256(the service's idempotency secret, caller ‖ 0x00 ‖ key) mapped to
 	// base62 (README, "Idempotent issuance"); the caller is the SigV4 access key id
-	// locally and the IAM principal ARN on AWS. Anything else is 400
+	// locally and the IAM principal ARN on AWS (for an assumed role, without its
+	// session name, which changes from one process to the next). Anything else is 400
 	// `idempotency-key-invalid`.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }

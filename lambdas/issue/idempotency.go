@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 
@@ -29,11 +30,35 @@ func idempotencySecret(ctx context.Context, api awswire.GetParameterAPI, param s
 }
 
 // callerARN is the IAM principal that signed the request, as API Gateway's AWS_IAM
-// authorizer reports it in the HTTP API (payload 2.0) request context.
+// authorizer reports it in the HTTP API (payload 2.0) request context, with an
+// assumed role's session name left out (principal).
 func callerARN(r *http.Request) string {
 	rc, ok := core.GetAPIGatewayV2ContextFromContext(r.Context())
 	if !ok || rc.Authorizer == nil || rc.Authorizer.IAM == nil {
 		return ""
 	}
-	return rc.Authorizer.IAM.UserARN
+	return principal(rc.Authorizer.IAM.UserARN)
+}
+
+// principal is the identity an ARN names, for deriving tokens: an assumed role's ARN
+// (arn:PARTITION:sts::ACCOUNT:assumed-role/ROLE/SESSION) without its session name,
+// every other ARN as it is. The session name is the caller's to choose and most
+// callers do not keep it: the AWS SDKs draw one for each process
+// (aws-go-sdk-<nanoseconds>), ECS names it after the task and EC2 after the
+// instance. With it, a producer's retry from a restarted process would derive
+// another token and issue a second short URL.
+func principal(arn string) string {
+	f := strings.SplitN(arn, ":", 6)
+	if len(f) != 6 || f[0] != "arn" || f[2] != "sts" {
+		return arn
+	}
+	rest, ok := strings.CutPrefix(f[5], "assumed-role/")
+	if !ok {
+		return arn
+	}
+	role, _, ok := strings.Cut(rest, "/")
+	if !ok || role == "" {
+		return arn
+	}
+	return strings.Join(f[:5], ":") + ":assumed-role/" + role
 }

@@ -51,3 +51,23 @@ func TestSetupConfiguration(t *testing.T) {
 		})
 	}
 }
+
+func TestPrincipal(t *testing.T) {
+	for arn, want := range map[string]string{
+		"arn:aws:sts::123456789012:assumed-role/producer/aws-go-sdk-1764417600123456789": "arn:aws:sts::123456789012:assumed-role/producer",
+		"arn:aws:sts::123456789012:assumed-role/producer/i-0abc":                         "arn:aws:sts::123456789012:assumed-role/producer",
+		"arn:aws-cn:sts::123456789012:assumed-role/producer/a/b":                         "arn:aws-cn:sts::123456789012:assumed-role/producer",
+		"arn:aws:iam::123456789012:user/producer":                                        "arn:aws:iam::123456789012:user/producer",
+		"arn:aws:iam::123456789012:user/path/producer":                                   "arn:aws:iam::123456789012:user/path/producer",
+		"arn:aws:sts::123456789012:federated-user/alice":                                 "arn:aws:sts::123456789012:federated-user/alice",
+		"arn:aws:iam::123456789012:root":                                                 "arn:aws:iam::123456789012:root",
+		"arn:aws:sts::123456789012:assumed-role/producer":                                "arn:aws:sts::123456789012:assumed-role/producer",
+		"arn:aws:sts::123456789012:assumed-role//x":                                      "arn:aws:sts::123456789012:assumed-role//x",
+		"not an arn": "not an arn",
+		"":           "",
+	} {
+		if got := principal(arn); got != want {
+			t.Errorf("principal(%q) = %q, want %q", arn, got, want)
+		}
+	}
+}
