@@ -7,11 +7,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -66,6 +68,21 @@ func AnswerBy(ctx context.Context) (context.Context, context.CancelFunc) {
 		return ctx, func() {}
 	}
 	return context.WithDeadline(ctx, end.Add(-AnswerMargin))
+}
+
+// EscapeRawPath makes ev's rawPath one a URL parser takes. API Gateway's HTTP API
+// hands some paths on decoded (a visitor's "/%25" arrives as "/%", "/%0A" as a
+// newline): the Lambda adapter cannot make a request of them and fails the
+// invocation, which API Gateway answers 500 and the functions' error alarm counts.
+// Escaped, such a path gets the handler's own answer (404: no token, no route). Any
+// other path is left as it is.
+func EscapeRawPath(ev *events.APIGatewayV2HTTPRequest) {
+	if ev.RawPath == "" {
+		return
+	}
+	if _, err := url.ParseRequestURI(ev.RawPath); err != nil {
+		ev.RawPath = (&url.URL{Path: ev.RawPath}).EscapedPath()
+	}
 }
 
 // LoadAWS loads the default AWS configuration (the Lambda role, AWS_ENDPOINT_URL_*

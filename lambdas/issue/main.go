@@ -77,6 +77,7 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 		ctx, cancel := awswire.AnswerBy(ctx) // answer before Lambda stops the invocation
 		defer cancel()
 		refresh(ctx) // the deny list parameter, when 30 s have passed
+		awswire.EscapeRawPath(&ev)
 		resp, err := proxy.ProxyWithContext(ctx, ev)
 		// Nothing runs after the handler returns: the invocation's metrics go now
 		// (a line only when something was blocked or the list was unreadable).

@@ -2,8 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
 )
 
 func TestSetupConfiguration(t *testing.T) {
@@ -56,5 +62,41 @@ func TestSetupConfiguration(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUnparsablePathIsNotFound: API Gateway hands some paths on decoded ("/%25"
+// arrives as "/%"); the function answers them 404 as serve does, not with an error
+// that API Gateway turns into a 500 and the error alarm counts.
+func TestUnparsablePathIsNotFound(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDTEST")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	t.Setenv("AWS_CONFIG_FILE", t.TempDir()+"/none")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", t.TempDir()+"/none")
+	env := map[string]string{
+		"AWS_REGION":                "us-east-1",
+		"LINOONE_PERSIST_URL":       "http://127.0.0.1:1", // not a token: never asked
+		"LINOONE_RESOLVER_BASE_URL": "https://abc123defg.execute-api.us-east-1.amazonaws.com",
+		"LINOONE_EVENT_BUS":         "linoone-test-bus",
+		"LINOONE_CLICK_DLQ_URL":     "https://sqs.us-east-1.amazonaws.com/000000000000/linoone-click-dlq",
+	}
+	h, err := setup(context.Background(), func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join("testdata", "resolve.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/%", "/%zz", "/a\nb", "/%4", "/\x7f"} {
+		var ev events.APIGatewayV2HTTPRequest
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			t.Fatal(err)
+		}
+		ev.RawPath, ev.RequestContext.HTTP.Path = path, path
+		resp, err := h(context.Background(), ev)
+		if err != nil || resp.StatusCode != http.StatusNotFound || resp.Headers["Content-Type"] != "application/problem+json" {
+			t.Errorf("GET %q: %d %v %s, %v; want a 404 problem", path, resp.StatusCode, resp.Headers, resp.Body, err)
+		}
 	}
 }
