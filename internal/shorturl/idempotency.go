@@ -11,6 +11,7 @@ import (
 	"hash/fnv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Errors of idempotent issuance; the HTTP edge maps them once with errors.Is.
@@ -113,18 +114,19 @@ func (s *macStream) Read(p []byte) (int, error) {
 // idempotency holds the secret and the locks that serialise issuances of one
 // derived token within this process.
 type idempotency struct {
-	secret []byte
+	secret atomic.Pointer[[]byte] // set once (Issuer.SetIdempotencySecret)
 	locks  [64]sync.Mutex
 }
 
 func (d *idempotency) token(id Idempotent, key string) (Token, error) {
-	if d == nil || len(d.secret) == 0 {
+	secret := d.secret.Load()
+	if secret == nil {
 		return "", fmt.Errorf("%w: no idempotency secret", ErrIdempotencyUnavailable)
 	}
 	if id.Caller == "" || strings.IndexByte(id.Caller, 0) >= 0 {
 		return "", fmt.Errorf("%w: no caller identity", ErrIdempotencyUnavailable)
 	}
-	return DeriveToken(d.secret, id.Caller, key), nil
+	return DeriveToken(*secret, id.Caller, key), nil
 }
 
 func stripe(tok Token) int {

@@ -6,6 +6,7 @@
 package shorturl
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -84,7 +85,7 @@ type Issuer struct {
 	maxDraws int
 	screen   Screening
 	batch    BatchStore   // nil: no ShortenBatch
-	idem     *idempotency // nil: no idempotent issuance
+	idem     *idempotency // its secret nil: no idempotent issuance (yet)
 	together *coalescer   // nil: each ShortenFor checks and writes on its own
 }
 
@@ -142,13 +143,29 @@ func NewIssuer(c IssuerConfig) (*Issuer, error) {
 		}
 		is.together = newCoalescer(is)
 	}
+	is.idem = &idempotency{}
 	if c.IdempotencySecret != nil {
-		if len(c.IdempotencySecret) < MinIdempotencySecretBytes {
-			return nil, fmt.Errorf("idempotency secret has %d bytes, want at least %d", len(c.IdempotencySecret), MinIdempotencySecretBytes)
+		if err := is.SetIdempotencySecret(c.IdempotencySecret); err != nil {
+			return nil, err
 		}
-		is.idem = &idempotency{secret: c.IdempotencySecret}
 	}
 	return is, nil
+}
+
+// SetIdempotencySecret gives an issuer made without an idempotency secret the one
+// its operator has put since: the issue function reads its parameter again while it
+// has none, so that Idempotency-Key requests work within seconds of the operator's
+// put, not only on new instances. An issuer that has a secret keeps it: another one
+// would change the token of every key under requests in flight.
+func (s *Issuer) SetIdempotencySecret(secret []byte) error {
+	if len(secret) < MinIdempotencySecretBytes {
+		return fmt.Errorf("idempotency secret has %d bytes, want at least %d", len(secret), MinIdempotencySecretBytes)
+	}
+	secret = bytes.Clone(secret)
+	if !s.idem.secret.CompareAndSwap(nil, &secret) {
+		return errors.New("the issuer has an idempotency secret already")
+	}
+	return nil
 }
 
 // ParseBaseURL checks a resolver base URL (absolute http(s), a host name, a port

@@ -6,16 +6,20 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 
 	"github.com/linoone/linoone/internal/awswire"
+	"github.com/linoone/linoone/internal/shorturl"
 )
 
 // idempotencySecret reads the idempotency secret, when a parameter names one. A
 // parameter that still holds Terraform's placeholder is logged and leaves
-// idempotent issuance off (503 for Idempotency-Key requests); any other failure
-// stops the start, as the other parameters do.
+// idempotent issuance off (503 for Idempotency-Key requests) until secretPoller
+// finds the secret put; any other failure stops the start, as the other parameters
+// do.
 func idempotencySecret(ctx context.Context, api awswire.GetParameterAPI, param string, log *slog.Logger) ([]byte, error) {
 	if param == "" {
 		log.Warn("issue: no LINOONE_IDEMPOTENCY_SECRET_PARAM: requests with an Idempotency-Key answer 503")
@@ -27,6 +31,55 @@ func idempotencySecret(ctx context.Context, api awswire.GetParameterAPI, param s
 		return nil, nil
 	}
 	return secret, err
+}
+
+// secretPollInterval is how often an instance without an idempotency secret reads
+// its parameter again: as often as the deny list's.
+var secretPollInterval = awswire.DenyListRefresh
+
+// secretPoller reads the idempotency secret parameter again, at most once every
+// interval, while the issuer has no secret. Terraform writes a placeholder and the
+// operator puts the secret out of band, after the functions may have started: without
+// this, an instance that started before the put would answer Idempotency-Key
+// requests 503 for as long as it lives. Once the issuer has the secret it never reads
+// the parameter again (rotating a secret that is set takes new instances).
+type secretPoller struct {
+	api      awswire.GetParameterAPI
+	param    string
+	issuer   *shorturl.Issuer
+	log      *slog.Logger
+	interval time.Duration
+
+	mu   sync.Mutex
+	next time.Time // when the parameter may be read again
+	set  bool
+}
+
+// poll reads the parameter if the issuer has no secret and the interval has passed
+// since the last read; the handler calls it at the start of each invocation.
+func (p *secretPoller) poll(ctx context.Context) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.set || time.Now().Before(p.next) {
+		return
+	}
+	p.next = time.Now().Add(p.interval)
+	secret, err := awswire.IdempotencySecret(ctx, p.api, p.param)
+	if errors.Is(err, awswire.ErrSecretUnset) {
+		return // logged at start; the requests say it too (503 idempotency-unavailable)
+	}
+	if err == nil {
+		err = p.issuer.SetIdempotencySecret(secret)
+	}
+	if err != nil {
+		p.log.Error("issue: the idempotency secret parameter could not be read again", "param", p.param, "err", err)
+		return
+	}
+	p.set = true
+	p.log.Info("issue: the idempotency secret is set now: requests with an Idempotency-Key are served", "param", p.param)
 }
 
 // callerARN is the IAM principal that signed the request, as API Gateway's AWS_IAM

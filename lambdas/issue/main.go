@@ -63,6 +63,11 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 	if err != nil {
 		return nil, fmt.Errorf("issuer: %w", err)
 	}
+	var poller *secretPoller
+	if secret == nil && cfg.IdempotencySecretParam != "" {
+		poller = &secretPoller{api: ssmc, param: cfg.IdempotencySecretParam, issuer: issuer, log: log,
+			interval: secretPollInterval, next: time.Now().Add(secretPollInterval)}
+	}
 	emf, err := metrics.New(os.Stdout, cfg.MetricsNamespace, cfg.Environment, metrics.Screening(counters)...)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
@@ -76,7 +81,8 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		ctx, cancel := awswire.AnswerBy(ctx) // answer before Lambda stops the invocation
 		defer cancel()
-		refresh(ctx) // the deny list parameter, when 30 s have passed
+		refresh(ctx)     // the deny list parameter, when 30 s have passed
+		poller.poll(ctx) // the idempotency secret, while it is not set
 		awswire.EscapeRawPath(&ev)
 		resp, err := proxy.ProxyWithContext(ctx, ev)
 		// Nothing runs after the handler returns: the invocation's metrics go now
