@@ -21,7 +21,7 @@ func (discard) Publish(context.Context, clickfact.Fact) error { return nil }
 // network: token check, lookup in the store, the click fact handed to a publisher
 // that keeps nothing, and the 302's headers.
 func BenchmarkRedirect(b *testing.B) {
-	h := fastresolver.New(apiOver(b, discard{}), fastresolver.Options{}).Handler()
+	h := fastresolver.New(apiOver(b, store{}, discard{}), fastresolver.Options{}).Handler()
 	var ctx fasthttp.RequestCtx
 	raw := "GET /" + string(known.Token) + " HTTP/1.1\r\nHost: s.example.com\r\nUser-Agent: Mozilla/5.0 (bench)\r\n\r\n"
 	if err := ctx.Request.Read(bufio.NewReader(strings.NewReader(raw))); err != nil {

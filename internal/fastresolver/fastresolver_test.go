@@ -88,18 +88,18 @@ func (noDLQ) DeadLetter(context.Context, clickfact.DeadLetter) error {
 func newAPI(t *testing.T) (*httpapi.ResolverHandler, *publisher) {
 	t.Helper()
 	pub := &publisher{}
-	return apiOver(t, pub), pub
+	return apiOver(t, store{}, pub), pub
 }
 
-// apiOver is the resolver API over store, its clicks handed to pub.
-func apiOver(t testing.TB, pub shorturl.Publisher) *httpapi.ResolverHandler {
+// apiOver is the resolver API over st, its clicks handed to pub.
+func apiOver(t testing.TB, st shorturl.Store, pub shorturl.Publisher) *httpapi.ResolverHandler {
 	t.Helper()
 	rec, err := shorturl.NewRecorder(shorturl.RecorderConfig{Publisher: pub, DeadLetters: noDLQ{},
 		EventIDs: func() (string, error) { return "ev_01JZ8Q6W3C4V5B6N7M8K9J0H1G", nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := shorturl.NewResolver(store{}, rec, shorturl.Screening{})
+	res, err := shorturl.NewResolver(st, rec, shorturl.Screening{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,17 +315,8 @@ func TestShutdownAnswersLookupsInFlight(t *testing.T) {
 	for _, target := range []string{"/" + string(known.Token), "/%" + fmt.Sprintf("%02X", known.Token[0]) + string(known.Token[1:]),
 		"http://s.example.com/" + string(known.Token)} {
 		st := slowStore{entered: make(chan struct{}, 1), gate: make(chan struct{})}
-		rec, err := shorturl.NewRecorder(shorturl.RecorderConfig{Publisher: &publisher{}, DeadLetters: noDLQ{},
-			EventIDs: func() (string, error) { return "ev_01JZ8Q6W3C4V5B6N7M8K9J0H1G", nil }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := shorturl.NewResolver(st, rec, shorturl.Screening{})
-		if err != nil {
-			t.Fatal(err)
-		}
 		ln := listen(t)
-		srv := fastresolver.New(httpapi.NewResolver(httpapi.ResolverDeps{Resolver: res}), fastresolver.Options{})
+		srv := fastresolver.New(apiOver(t, st, &publisher{}), fastresolver.Options{})
 		go func() { _ = srv.Serve(ln) }()
 		got := make(chan int, 1)
 		go func() {
@@ -453,26 +444,36 @@ func TestKeepAliveAndPipelining(t *testing.T) {
 	}
 }
 
+// serveLogging serves the resolver on fasthttp with log as its logger, and returns
+// its address and the function that shuts it down.
+func serveLogging(t *testing.T, log *slog.Logger) (string, func()) {
+	t.Helper()
+	api, _ := newAPI(t)
+	ln := listen(t)
+	srv := fastresolver.New(api, fastresolver.Options{Logger: log})
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	return ln.Addr().String(), func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		<-served
+	}
+}
+
 // TestMalformedRequestLogIsBounded: anyone can send malformed requests as fast as
 // they like; the log takes a bounded number of lines a second of them.
 func TestMalformedRequestLogIsBounded(t *testing.T) {
 	var logs syncbuf.Buffer
-	api, _ := newAPI(t)
-	ln := listen(t)
-	srv := fastresolver.New(api, fastresolver.Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	addr, stop := serveLogging(t, slog.New(slog.NewJSONHandler(&logs, nil)))
 	const sent = 60
 	for range sent {
-		resp, _ := exchange(t, ln.Addr().String(), "GET /"+string(known.Token)+" HTTP/1.1\r\nHost: x\r\nContent-Length: x\r\n\r\n")
+		resp, _ := exchange(t, addr, "GET /"+string(known.Token)+" HTTP/1.1\r\nHost: x\r\nContent-Length: x\r\n\r\n")
 		if resp.StatusCode != http.StatusBadRequest {
 			t.Fatalf("malformed request: %d, want 400", resp.StatusCode)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = srv.Shutdown(ctx)
-	<-served
+	stop()
 	time.Sleep(100 * time.Millisecond) // fasthttp logs after the connection's answer
 	lines := strings.Count(logs.String(), "\n")
 	if lines == 0 || lines >= sent/2 {
@@ -485,11 +486,7 @@ func TestMalformedRequestLogIsBounded(t *testing.T) {
 // carry an Authorization header or cookies.
 func TestMalformedRequestLogsNoHeaders(t *testing.T) {
 	var logs syncbuf.Buffer
-	api, _ := newAPI(t)
-	ln := listen(t)
-	srv := fastresolver.New(api, fastresolver.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	addr, stop := serveLogging(t, slog.New(slog.NewTextHandler(&logs, nil)))
 	const signature = "Signature=5ecre7f00d"
 	for _, head := range []string{
 		"Authorization: AWS4-HMAC-SHA256 Credential=LNKX/20261201/us-east-1/execute-api/aws4_request, SignedHeaders=host, " + signature + "\r\n" +
@@ -497,15 +494,12 @@ func TestMalformedRequestLogsNoHeaders(t *testing.T) {
 		// fasthttp quotes the value of a header it refuses in its error.
 		"X-Amz-Security-Token: 5ess10nt0ken\x01\r\n",
 	} {
-		resp, _ := exchange(t, ln.Addr().String(), "GET /"+string(known.Token)+" HTTP/1.1\r\nHost: x\r\n"+head+"\r\n")
+		resp, _ := exchange(t, addr, "GET /"+string(known.Token)+" HTTP/1.1\r\nHost: x\r\n"+head+"\r\n")
 		if resp.StatusCode != http.StatusBadRequest {
 			t.Errorf("malformed request: %d, want 400", resp.StatusCode)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = srv.Shutdown(ctx)
-	<-served
+	stop()
 	// fasthttp logs once the connection's goroutine returns, which may be after the
 	// client has its answer.
 	out := logs.String()
