@@ -288,6 +288,11 @@ func NewConsumer(dir string, opts ConsumerOptions) (*Consumer, error) {
 		_ = c.Close()
 		return nil, fmt.Errorf("new consumer %s: %w", dir, err)
 	}
+	// Lag counts from here until the first batch commits, which may be long in
+	// coming (Persist down): from the journal's start it would count what earlier
+	// runs delivered.
+	c.atSeg.Store(c.seg)
+	c.atPos.Store(c.pos)
 	return c, nil
 }
 

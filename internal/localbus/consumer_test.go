@@ -898,6 +898,57 @@ func TestOffsetPastTheNewestSegmentDeletesNothing(t *testing.T) {
 	}
 }
 
+// TestLagCountsFromTheSavedOffset: a consumer that has delivered nothing yet (Persist
+// down since the start, say) reports as its lag the journal bytes past its saved
+// offset, not the whole journal: /healthz's bus_lag_bytes overstated the backlog by
+// everything earlier runs delivered until a first batch committed.
+func TestLagCountsFromTheSavedOffset(t *testing.T) {
+	tests := []struct {
+		name string
+		// setup leaves a journal and an offset in dir and returns the journal bytes
+		// not delivered.
+		setup func(t *testing.T, dir string) int64
+	}{
+		{"offset in the segment", func(t *testing.T, dir string) int64 {
+			fs := facts(t, 8)
+			bus := openBus(t, dir, BusOptions{})
+			publishAll(t, bus, fs[:5])
+			c := newConsumer(t, dir, &fakeIngester{}, ConsumerOptions{})
+			if err := c.Drain(ctxTimeout(t)); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Close(); err != nil {
+				t.Fatal(err)
+			}
+			seg := segmentPath(filepath.Join(dir, journalDir), segmentFiles(t, dir)[0])
+			delivered := segmentEnd(t, seg)
+			publishAll(t, bus, fs[5:])
+			return segmentEnd(t, seg) - delivered
+		}},
+		{"offset past the newest segment", func(t *testing.T, dir string) int64 {
+			size := journalSegments(t, dir, facts(t, 6), 3) // version 1: frames from 0
+			stale, err := json.Marshal(offsetState{Segment: 9, Position: 4096})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, consumerOffset), stale, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return size // read again from the oldest segment
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			want := tt.setup(t, dir)
+			c := newConsumer(t, dir, &fakeIngester{failures: 1 << 30}, ConsumerOptions{})
+			if lag, err := c.Lag(); err != nil || lag != want {
+				t.Errorf("lag before any delivery = %d, %v; want %d", lag, err, want)
+			}
+		})
+	}
+}
+
 // TestNewerSegmentFormatIsLeftAlone: a segment in a format after this program's
 // (after a downgrade, say) is neither written to, read past nor deleted; taken for
 // a damaged header, it was stepped over and deleted with the facts in it.
