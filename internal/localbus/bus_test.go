@@ -352,6 +352,16 @@ func TestOffsetPastTheEndOnDiskLosesNothingAfter(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A consumer started before any writer finds the newest segment shorter than its
+	// offset, which it cannot tell from a damaged offset: it stops, and says to start
+	// a writer first.
+	early := newConsumer(t, after, &fakeIngester{}, ConsumerOptions{})
+	if err := early.Drain(ctxTimeout(t)); !errors.Is(err, errOffsetPastEnd) {
+		t.Errorf("drain before any writer = %v, want errOffsetPastEnd", err)
+	}
+	if err := early.Close(); err != nil {
+		t.Fatal(err)
+	}
 	bus3 := openBus(t, after, BusOptions{})
 	publishAll(t, bus3, fs[20:]) // acknowledged and synced after the reboot
 	if err := bus3.Close(); err != nil {

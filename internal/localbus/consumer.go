@@ -916,6 +916,13 @@ func (c *Consumer) fetch(b *delivery, inFlight bool) (ok bool, err error) {
 			return false, err
 		}
 		if c.pos > size {
+			if !newer {
+				return false, c.offsetPastEnd(size)
+			}
+			// After a crash of the machine the disk can hold less of a segment than
+			// the consumer read from the page cache and saved as its offset; the next
+			// writer goes on in a new segment for that reason (Bus.recover). What lay
+			// past the end on disk was delivered: reading goes on from there.
 			c.log.Error("journal segment is shorter than the consumer offset; reading on from its end",
 				"segment", c.f.Name(), "offset", c.pos, "size", size)
 			c.pos = size
@@ -940,6 +947,25 @@ func (c *Consumer) fetch(b *delivery, inFlight bool) (ok bool, err error) {
 			}
 		}
 	}
+}
+
+// errOffsetPastEnd reports a consumer offset past the end of the newest segment.
+var errOffsetPastEnd = errors.New("consumer offset is past the end of the newest journal segment")
+
+// offsetPastEnd is the error for an offset past the end of the newest segment, whose
+// frames end at size. A segment's end only grows while writers write in it, and a
+// writer that opens the journal alone starts a new one, so this is either an offset
+// saved before a crash of the machine with no writer started since (the next one
+// starts a new segment, and the consumer then reads on past this one, as past any
+// older segment), or a damaged offset. Reading on from the end would skip the clicks
+// written between it and the offset, anew on every run: nothing moves the offset
+// back below them.
+func (c *Consumer) offsetPastEnd(size int64) error {
+	return fmt.Errorf("%s: segment %s, position %d, whose frames end at %d: %w "+
+		"(if the machine crashed since, start linoone serve first: it writes on in a new segment, and the consumer reads on there; "+
+		"else the offset is damaged: stop the consumer and remove %s to deliver the journal again from its oldest segment, "+
+		"which Persist dedupes, and readers of facts.jsonl by idempotency key)",
+		c.offsetPath, segmentName(c.seg), c.pos, size, errOffsetPastEnd, c.offsetPath)
 }
 
 // segmentEnd reports whether a segment newer than the current one exists and where

@@ -949,6 +949,62 @@ func TestLagCountsFromTheSavedOffset(t *testing.T) {
 	}
 }
 
+// TestOffsetPastTheEndOfTheNewestSegmentStops: an offset past the end of the segment
+// writers are writing in is damage, not a segment a crash cut (a writer that opens
+// the journal alone starts a new one). Reading on from the end skipped the clicks
+// written since below the offset, on every drain, and never moved the offset; the
+// consumer now stops with an error that names the offset file, and delivers once
+// it is removed.
+func TestOffsetPastTheEndOfTheNewestSegmentStops(t *testing.T) {
+	dir := t.TempDir()
+	fs := facts(t, 6)
+	bus := openBus(t, dir, BusOptions{})
+	publishAll(t, bus, fs[:3])
+	c := newConsumer(t, dir, &fakeIngester{}, ConsumerOptions{})
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	damaged := readOffset(t, dir)
+	damaged.Position += 64 << 10
+	b, err := json.Marshal(damaged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, consumerOffset), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	publishAll(t, bus, fs[3:]) // below the damaged offset
+
+	ing := &fakeIngester{}
+	c = newConsumer(t, dir, ing, ConsumerOptions{})
+	for range 2 { // and again: nothing was skipped meanwhile
+		err := c.Drain(ctxTimeout(t))
+		if !errors.Is(err, errOffsetPastEnd) || !strings.Contains(err.Error(), filepath.Join(dir, consumerOffset)) {
+			t.Fatalf("drain = %v, want errOffsetPastEnd naming the offset file", err)
+		}
+	}
+	if ing.calls != 0 || readOffset(t, dir) != damaged {
+		t.Fatalf("%d ingests, offset %+v; want none, and the offset as it was", ing.calls, readOffset(t, dir))
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// What the error says to do: remove the offset, and the journal is delivered again.
+	if err := os.Remove(filepath.Join(dir, consumerOffset)); err != nil {
+		t.Fatal(err)
+	}
+	got := drainFresh(t, dir).edges()
+	for i, f := range fs[3:] {
+		if got[factEdgeID(t, f)] != 1 {
+			t.Errorf("event %d, written below the damaged offset, delivered %d times", 3+i, got[factEdgeID(t, f)])
+		}
+	}
+}
+
 // TestNewerSegmentFormatIsLeftAlone: a segment in a format after this program's
 // (after a downgrade, say) is neither written to, read past nor deleted; taken for
 // a damaged header, it was stepped over and deleted with the facts in it.

@@ -54,13 +54,17 @@
 //
 // A writer that opens the journal alone goes on in a new segment, never in the one
 // it found: after a crash of the machine that one can hold less on disk than a
-// consumer read from the page cache and saved as its offset. The end may also cover
-// a batch whose bytes never reached the disk (one that was never acknowledged): its
-// frames fail their checksums, and the consumer steps over them. A damaged header
-// leaves its segment to readers, who read its frames (each checks itself) once a
-// newer segment exists. Segments written before the header existed (frames up to
-// the file size) are still read; their torn tail is truncated. The consumer deletes
-// a segment once it has delivered it to the end and a newer one exists.
+// consumer read from the page cache and saved as its offset; the consumer reads on
+// past an older segment shorter than its offset, but stops with an error at the
+// newest one, which only a crash with no writer started since, or a damaged offset,
+// leaves shorter than its offset (skipping to its end would skip the clicks written
+// below the offset since). The end may also cover a batch whose bytes never reached
+// the disk (one that was never acknowledged): its frames fail their checksums, and
+// the consumer steps over them. A damaged header leaves its segment to readers, who
+// read its frames (each checks itself) once a newer segment exists. Segments written
+// before the header existed (frames up to the file size) are still read; their torn
+// tail is truncated. The consumer deletes a segment once it has delivered it to the
+// end and a newer one exists.
 //
 // Publish checks the detail only in O(1) (an object by its first and last bytes;
 // one with line breaks is compacted, which validates it): its callers are the fact
