@@ -157,16 +157,19 @@ example:
 	"recover": `usage: linoone recover --from-log FILE
 
 Republishes onto the local bus every click fact a serve log holds whole (the
-graph_fact of its ERROR lines), each once per run.
+graph_fact of its ERROR lines), each once per run. The consumer keeps the facts
+Persist refused in $LINOONE_DATA_DIR/bus/refused.jsonl, in the same shape.
 
 example:
   linoone serve 2>serve.log   # later:
   linoone recover --from-log serve.log
+  linoone recover --from-log .linoone/bus/refused.jsonl
 `,
 	"consume": `usage: linoone consume [--drain]
 
 Delivers the local bus into Persist apart from serve (LINOONE_CONSUMER=external);
-with --drain it delivers what is queued and exits.
+with --drain it delivers what is queued and exits, 1 if Persist refused a fact
+(kept in $LINOONE_DATA_DIR/bus/refused.jsonl for linoone recover --from-log).
 
 example:
   LINOONE_CONSUMER=external linoone serve &

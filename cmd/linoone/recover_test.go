@@ -5,14 +5,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/linoone/linoone/internal/clickfact"
+	"github.com/linoone/linoone/internal/localbus"
 	"github.com/linoone/linoone/internal/shorturl"
 )
 
@@ -117,5 +122,80 @@ func TestRecoverFromLogFails(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), []string{"recover"}, func(string) string { return "" }, &stdout, &stderr); code == 0 {
 		t.Fatal("recover without --from-log succeeded")
+	}
+}
+
+// TestRefusedFactsAreRecovered: a click fact local Persist refused (422) was logged
+// and skipped, in no file recover reads, while consume --drain exited 0. consume now
+// keeps it in bus/refused.jsonl and exits 1 saying so; recover republishes it from
+// there, and once Persist takes it, it is delivered.
+func TestRefusedFactsAreRecovered(t *testing.T) {
+	dataDir := t.TempDir()
+	facts := loggedFacts(t, slog.New(slog.DiscardHandler), 3)
+	bus, err := localbus.OpenBus(filepath.Join(dataDir, busDir), localbus.BusOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range facts {
+		if err := bus.Publish(context.Background(), f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := bus.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Persist, refusing the second fact with a 422 while refuse is set.
+	var mu sync.Mutex
+	refuse := true
+	delivered := map[string]int{}
+	persist := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		if refuse && bytes.Contains(body, []byte(facts[1].EventID)) {
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			_, _ = w.Write([]byte(`{"error":"refused"}`))
+			return
+		}
+		for _, f := range facts {
+			if bytes.Contains(body, []byte(f.EventID)) {
+				delivered[f.EventID]++
+			}
+		}
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	defer persist.Close()
+	env := map[string]string{"LINOONE_DATA_DIR": dataDir, "LINOONE_PERSIST_URL": persist.URL,
+		"LINOONE_PERSIST_ACCESS_KEY_ID": "AKIDLOCALTEST", "LINOONE_PERSIST_SECRET_ACCESS_KEY": "secret"}
+	getenv := func(k string) string { return env[k] }
+	cli := func(args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), args, getenv, &stdout, &stderr)
+		return code, stdout.String(), stderr.String()
+	}
+
+	refused := filepath.Join(dataDir, busDir, "refused.jsonl")
+	code, out, errOut := cli("consume", "--drain")
+	if code != 1 || out != "delivered 2, invalid 1, refused 1\n" || !strings.Contains(errOut, "linoone recover --from-log "+refused) {
+		t.Fatalf("consume --drain: exit %d, printed %q; want 1, the refused fact counted and how to redrive it\nstderr: %s", code, out, errOut)
+	}
+	code, out, errOut = cli("recover", "--from-log", refused)
+	if code != 0 || out != "republished 1, skipped 0, failed 0, invalid 0\n" {
+		t.Fatalf("recover: exit %d, printed %q\nstderr: %s", code, out, errOut)
+	}
+	mu.Lock()
+	refuse = false
+	mu.Unlock()
+	code, out, errOut = cli("consume", "--drain")
+	if code != 0 || out != "delivered 1, invalid 0, refused 0\n" {
+		t.Fatalf("consume --drain after recover: exit %d, printed %q\nstderr: %s", code, out, errOut)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i, f := range facts {
+		if delivered[f.EventID] != 1 {
+			t.Errorf("fact %d delivered %d times, want 1", i, delivered[f.EventID])
+		}
 	}
 }

@@ -511,7 +511,8 @@ func newConsumer(dataDir string, pc *persist.Client, opts localbus.ConsumerOptio
 
 // consume runs the local bus consumer on its own, for LINOONE_CONSUMER=external: the
 // way production consumers run apart from the resolver. With --drain it delivers
-// what is queued and exits.
+// what is queued and exits, with an error if Persist refused a fact: the fact is kept
+// in refused.jsonl, but delivered it is not, and a script that drains must see it.
 func consume(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlags("consume")
 	drain := fs.Bool("drain", false, "deliver what is queued, then exit")
@@ -544,6 +545,12 @@ func consume(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	st := c.Stats()
-	_, err = fmt.Fprintf(stdout, "delivered %d, invalid %d\n", st.Delivered, st.Invalid)
-	return err
+	if _, err := fmt.Fprintf(stdout, "delivered %d, invalid %d, refused %d\n", st.Delivered, st.Invalid, st.Refused); err != nil {
+		return err
+	}
+	if *drain && st.Refused > 0 {
+		return fmt.Errorf("persist refused %d click facts, kept in %s: once Persist takes them, run linoone recover --from-log %s",
+			st.Refused, c.RefusedPath(), c.RefusedPath())
+	}
+	return nil
 }

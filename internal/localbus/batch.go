@@ -46,6 +46,16 @@ type batchState struct {
 	seen    map[uint64]int // maphash of an element's bytes: its index in spans
 	seed    maphash.Seed
 	emitted []bool // per span, while one body is built
+	// refused are the events Persist refused, in journal order: commit keeps them in
+	// refused.jsonl (kept, once it did) before it moves the offset past them.
+	refused []refusal
+	kept    bool
+}
+
+// refusal is an event Persist refused (its index in batchState.events), and why.
+type refusal struct {
+	event  int
+	reason string
 }
 
 // batchEvent is one valid event of a batch: its record, the indexes of its vertex and
@@ -61,7 +71,7 @@ type eventState uint8
 const (
 	eventPending  eventState = iota // not acknowledged by Persist yet
 	eventIngested                   // acknowledged: goes to the facts log
-	eventRejected                   // refused by Persist: logged and skipped
+	eventRejected                   // refused by Persist: kept in refused.jsonl, not delivered
 )
 
 type span struct{ off, end int }
@@ -69,6 +79,7 @@ type span struct{ off, end int }
 func (b *batchState) reset() {
 	b.events, b.elems, b.spans = b.events[:0], b.elems[:0], b.spans[:0]
 	clear(b.seen)
+	b.refused, b.kept = b.refused[:0], false
 }
 
 // intern stores an element's bytes in the batch once and returns its index.

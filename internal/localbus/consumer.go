@@ -46,9 +46,6 @@ const (
 	defaultMaxBackoff    = 5 * time.Second
 	defaultIngestTimeout = 10 * time.Second
 	loggedRecordBytes    = 512
-	// loggedRejectedBytes bounds the record logged for an event Persist rejected; a
-	// click fact Linoone builds (target ≤ 2 KiB, user agent ≤ 1 KiB) fits whole.
-	loggedRejectedBytes = 16 << 10
 	// maxPace bounds Run's wait between batches while redirects are served.
 	maxPace = 250 * time.Millisecond
 	// defaultPipeline is how many batches Drain, and Run while no redirects are
@@ -132,9 +129,10 @@ type ConsumerOptions struct {
 	// its content, not an outage; for *persist.Client:
 	// errors.Is(err, persist.ErrInvalidDocument) — never persist.ErrRejected, which
 	// also covers 401/403/404 (credentials, routing) that must be retried. A batch
-	// Persist refuses is ingested event by event, and the events it refuses are
-	// logged and skipped. Optional; by default no error is a rejection: every failed
-	// batch is retried.
+	// Persist refuses is ingested event by event, and the facts it refuses are kept
+	// whole in refused.jsonl in the bus directory (RefusedPath), synced before the
+	// offset moves past them, and not delivered. Optional; by default no error is a
+	// rejection: every failed batch is retried.
 	IsRejected func(error) bool
 }
 
@@ -142,7 +140,8 @@ type ConsumerOptions struct {
 type ConsumerStats struct {
 	Delivered    int64 // events ingested and appended to the facts log
 	Batches      int64 // batches committed (offset moved)
-	Invalid      int64 // records skipped: not click events, or rejected by Persist
+	Invalid      int64 // records skipped: not click events, or refused by Persist
+	Refused      int64 // of Invalid, the facts Persist refused, kept in refused.jsonl
 	Retries      int64 // failed batch attempts, retried
 	CorruptBytes int64 // damaged journal bytes stepped over
 	Paces        int64 // pauses Run made between batches to yield to redirects (Busy)
@@ -158,6 +157,7 @@ type ConsumerStats struct {
 type Consumer struct {
 	journal    string
 	offsetPath string
+	refusals   string // refused.jsonl (RefusedPath)
 	opts       ConsumerOptions
 	log        *slog.Logger
 	tab        *crc32.Table
@@ -178,10 +178,10 @@ type Consumer struct {
 	// make the process crash.
 	atStage func(commitStage)
 
-	delivered, batches, invalid, retries, corrupt, paces, catchUps atomic.Int64
-	batchLimit                                                     int           // events per batch now: MaxBatch, less while Busy
-	atSeg                                                          atomic.Uint64 // the offset as of the last commit,
-	atPos                                                          atomic.Int64  // for Lag from other goroutines
+	delivered, batches, invalid, refused, retries, corrupt, paces, catchUps atomic.Int64
+	batchLimit                                                              int           // events per batch now: MaxBatch, less while Busy
+	atSeg                                                                   atomic.Uint64 // the offset as of the last commit,
+	atPos                                                                   atomic.Int64  // for Lag from other goroutines
 }
 
 // commitStage is a point of a batch's commit (Consumer.atStage).
@@ -279,6 +279,7 @@ func NewConsumer(dir string, opts ConsumerOptions) (*Consumer, error) {
 	c := &Consumer{
 		journal:    filepath.Join(dir, journalDir),
 		offsetPath: filepath.Join(dir, consumerOffset),
+		refusals:   filepath.Join(dir, refusedFile),
 		opts:       opts,
 		batchLimit: opts.MaxBatch,
 		log:        opts.Logger,
@@ -393,6 +394,7 @@ func (c *Consumer) Stats() ConsumerStats {
 		Delivered:    c.delivered.Load(),
 		Batches:      c.batches.Load(),
 		Invalid:      c.invalid.Load(),
+		Refused:      c.refused.Load(),
 		Retries:      c.retries.Load(),
 		CorruptBytes: c.corrupt.Load(),
 		Paces:        c.paces.Load(),
@@ -717,11 +719,14 @@ func (c *Consumer) assemble(b *delivery) {
 	}
 }
 
-// commit appends the ingested events of a batch that Persist took to the facts log
-// and syncs it, then moves the offset to the batch's end. It returns how many events
-// it delivered.
+// commit keeps the facts of a batch that Persist refused (keepRefused), appends the
+// ingested events to the facts log and syncs it, then moves the offset to the
+// batch's end. It returns how many events it delivered.
 func (c *Consumer) commit(b *delivery) (int, error) {
 	c.stage(stageIngested)
+	if err := c.keepRefused(b); err != nil {
+		return 0, err
+	}
 	lines, n := b.factsLines(c.lines[:0], b.recs)
 	c.lines = lines // one buffer for all batches: they are committed one at a time
 	size := c.factsSize
@@ -747,11 +752,11 @@ func (c *Consumer) commit(b *delivery) (int, error) {
 
 // ingest takes the batch's pending events into Persist in one merged document. If
 // Persist rejects that document (IsRejected), it ingests the events one by one and
-// marks those Persist rejects, which are skipped: one bad event must not block the
-// queue. Any other failure is returned for the attempt to be retried; what Persist
-// acknowledged stays acknowledged. Ingest runs to completion even if ctx ends
-// meanwhile (bounded by IngestTimeout). It touches no state but the batch's, so it
-// runs while the consumer reads and commits other batches.
+// marks those Persist rejects, for commit to keep in refused.jsonl and skip: one bad
+// event must not block the queue. Any other failure is returned for the attempt to
+// be retried; what Persist acknowledged stays acknowledged. Ingest runs to completion
+// even if ctx ends meanwhile (bounded by IngestTimeout). It touches no state but the
+// batch's, so it runs while the consumer reads and commits other batches.
 func (c *Consumer) ingest(ctx context.Context, b *delivery) error {
 	pending := 0
 	for _, e := range b.events {
@@ -793,10 +798,7 @@ func (c *Consumer) ingest(ctx context.Context, b *delivery) error {
 			e.state = eventIngested
 		case c.rejected(err):
 			e.state = eventRejected
-			c.invalid.Add(1)
-			r := b.recs[e.rec]
-			c.log.Error("persist rejected a bus event; skipped", "err", err, "segment", segmentName(b.seg), "offset", r.pos,
-				"record", string(r.payload[:min(len(r.payload), loggedRejectedBytes)]))
+			b.refused = append(b.refused, refusal{event: i, reason: err.Error()})
 		default:
 			return fmt.Errorf("ingest event at offset %d: %w", b.recs[e.rec].pos, err)
 		}

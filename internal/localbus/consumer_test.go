@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/linoone/linoone/internal/clickfact"
+	"github.com/linoone/linoone/internal/schematest"
 	"github.com/linoone/linoone/internal/syncbuf"
 )
 
@@ -90,7 +92,7 @@ func TestRejectedEventIsSkippedAndTheRestDelivered(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("facts.jsonl keys (-want +got):\n%s", diff)
 	}
-	if s := c.Stats(); s.Delivered != 4 || s.Invalid != 1 || s.Batches != 1 || s.Retries != 0 {
+	if s := c.Stats(); s.Delivered != 4 || s.Invalid != 1 || s.Refused != 1 || s.Batches != 1 || s.Retries != 0 {
 		t.Errorf("consumer stats = %+v", s)
 	}
 	seg := segmentFiles(t, dir)
@@ -98,19 +100,21 @@ func TestRejectedEventIsSkippedAndTheRestDelivered(t *testing.T) {
 		t.Errorf("offset %+v is not at the end of the journal: the bad event blocks the queue", st)
 	}
 
-	// The whole rejected record is logged at ERROR, for an operator to act on.
+	// The rejected fact is logged at ERROR, for an operator to act on: Persist's
+	// answer, and where the fact is kept and how to send it again.
 	var logged []string
 	for _, r := range logs.records(t) {
 		if r["level"] == "ERROR" {
-			rec, _ := r["record"].(string)
-			logged = append(logged, rec)
-			if !strings.Contains(rec, string(fs[2].Detail)) || !strings.Contains(r["err"].(string), "HTTP 400") {
-				t.Errorf("error log %v does not carry the whole rejected event and Persist's answer", r)
+			key, _ := r["idempotency_key"].(string)
+			logged = append(logged, key)
+			if key != fs[2].IdempotencyKey || !strings.Contains(r["err"].(string), "HTTP 400") ||
+				r["refused_path"] != c.RefusedPath() || r["redrive"] != "linoone recover --from-log "+c.RefusedPath() {
+				t.Errorf("error log %v does not name the refused fact, Persist's answer, its file and the redrive", r)
 			}
 		}
 	}
 	if len(logged) != 1 {
-		t.Errorf("%d records logged at ERROR, want 1", len(logged))
+		t.Errorf("%d facts logged at ERROR, want 1", len(logged))
 	}
 
 	// The next batch is one merged document again.
@@ -162,8 +166,119 @@ func TestTransientFailureWhileIngestingOneByOne(t *testing.T) {
 	if len(got) != 4 || got[fs[1].IdempotencyKey] != 0 {
 		t.Errorf("facts.jsonl keys = %v, want the 4 accepted facts", got)
 	}
-	if s := c.Stats(); s.Delivered != 4 || s.Invalid != 1 || s.Retries != 1 || s.Batches != 1 {
+	if s := c.Stats(); s.Delivered != 4 || s.Invalid != 1 || s.Refused != 1 || s.Retries != 1 || s.Batches != 1 {
 		t.Errorf("consumer stats = %+v", s)
+	}
+	if lines := refusedLines(t, c.RefusedPath()); len(lines) != 1 {
+		t.Errorf("refused.jsonl holds %d lines, want the refused fact once", len(lines))
+	}
+}
+
+// refusedLines parses refused.jsonl strictly, one line a fact.
+func refusedLines(t testing.TB, path string) []refusedLine {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []refusedLine
+	for _, l := range bytes.SplitAfter(b, []byte("\n")) {
+		if len(l) == 0 {
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(l))
+		dec.DisallowUnknownFields()
+		var r refusedLine
+		if err := dec.Decode(&r); err != nil || l[len(l)-1] != '\n' {
+			t.Fatalf("refused.jsonl line %d: %v\n%s", len(out)+1, err, l)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// TestRefusedFactIsKeptWhole: a click fact Persist refuses (422), valid as it is, was
+// logged and skipped, and so lost: recover could not read it from the log, and
+// nothing else held it. It is now appended whole to refused.jsonl, in the shape
+// recover reads, and synced before the offset moves past it, while the rest of its
+// batch is delivered; a commit retried after it was kept keeps it once.
+func TestRefusedFactIsKeptWhole(t *testing.T) {
+	dir := t.TempDir()
+	bus := openBus(t, dir, BusOptions{})
+	fs := facts(t, 5)
+	publishAll(t, bus, fs)
+
+	// Syncs in order, and the facts log's first sync fails: the commit is retried
+	// after refused.jsonl was written.
+	var mu sync.Mutex
+	var synced []string
+	failed := false
+	orig := syncFile
+	syncFile = func(f *os.File, dataOnly bool) error {
+		mu.Lock()
+		defer mu.Unlock()
+		name := filepath.Base(f.Name())
+		if strings.HasPrefix(name, ".tmp-"+consumerOffset) {
+			name = consumerOffset
+		}
+		synced = append(synced, name)
+		if name == "facts.jsonl" && !failed {
+			failed = true
+			return errors.New("disk full")
+		}
+		return orig(f, dataOnly)
+	}
+	t.Cleanup(func() { syncFile = orig })
+
+	ing := &fakeIngester{refuse: map[string]bool{factEdgeID(t, fs[2]): true}}
+	c := newConsumer(t, dir, ing, ConsumerOptions{IsRejected: isRejected})
+	mu.Lock()
+	synced = nil // the offset the new consumer saved
+	mu.Unlock()
+	if err := c.Drain(ctxTimeout(t)); err != nil {
+		t.Fatal(err)
+	}
+	syncFile = orig
+
+	if s := c.Stats(); s.Delivered != 4 || s.Invalid != 1 || s.Refused != 1 || s.Retries != 1 {
+		t.Errorf("consumer stats = %+v", s)
+	}
+	want := map[string]int{}
+	for i, f := range fs {
+		if i != 2 {
+			want[f.IdempotencyKey] = 1
+		}
+	}
+	if diff := cmp.Diff(want, keyCounts(t, readFacts(t, filepath.Join(dir, "facts.jsonl")))); diff != "" {
+		t.Errorf("facts.jsonl keys (-want +got):\n%s", diff)
+	}
+	seg := segmentFiles(t, dir)
+	if st := readOffset(t, dir); st.Position != segmentEnd(t, segmentPath(filepath.Join(dir, journalDir), seg[len(seg)-1])) {
+		t.Errorf("offset %+v is not at the end of the journal", st)
+	}
+
+	if c.RefusedPath() != filepath.Join(dir, "refused.jsonl") {
+		t.Errorf("refused path %s, want refused.jsonl in the bus directory", c.RefusedPath())
+	}
+	lines := refusedLines(t, c.RefusedPath())
+	if len(lines) != 1 {
+		t.Fatalf("refused.jsonl holds %d lines, want 1", len(lines))
+	}
+	l := lines[0]
+	if !bytes.Equal(l.GraphFact, fs[2].Detail) || l.Level != "ERROR" || l.IdempotencyKey != fs[2].IdempotencyKey || !strings.Contains(l.Reason, "HTTP 422") {
+		t.Errorf("refused line %+v does not hold the fact as built, at ERROR, with its key and Persist's answer", l)
+	}
+	schematest.MustValidate(t, schematest.GraphFact, l.GraphFact)
+	if f, err := clickfact.Parse(l.GraphFact); err != nil || f.IdempotencyKey != fs[2].IdempotencyKey {
+		t.Errorf("refused fact does not parse back: %v", err)
+	}
+
+	// refused.jsonl is synced before the offset that passes the fact is.
+	mu.Lock()
+	defer mu.Unlock()
+	kept, moved := slices.Index(synced, "refused.jsonl"), slices.Index(synced, consumerOffset)
+	if kept < 0 || moved < kept {
+		t.Errorf("syncs %v: want refused.jsonl synced before the offset", synced)
 	}
 }
 
@@ -191,6 +306,28 @@ func TestRejectionIsRetriedWithoutIsRejected(t *testing.T) {
 	}
 	if ing.numDocs() != 0 || ing.rejected != ing.calls {
 		t.Errorf("accepted %d documents, %d of %d calls refused; want all refused", ing.numDocs(), ing.rejected, ing.calls)
+	}
+}
+
+// TestKeptLinesFollowATornOne: a line of refused.jsonl that a crash cut short (its
+// fact is kept again, the offset not having passed it) must not take the next line
+// into it, where recover would read neither.
+func TestKeptLinesFollowATornOne(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "refused.jsonl")
+	for _, tt := range []struct{ before, want string }{
+		{"", "{\"a\":1}\n"},
+		{"{\"a\":1}\n", "{\"a\":1}\n{\"a\":1}\n"},
+		{"{\"a\":1}\n{\"level\":\"ERR", "{\"a\":1}\n{\"level\":\"ERR\n{\"a\":1}\n"},
+	} {
+		if err := os.WriteFile(path, []byte(tt.before), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := appendKept(path, []byte("{\"a\":1}\n")); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(path); err != nil || string(b) != tt.want {
+			t.Errorf("after %q: %q, %v; want %q", tt.before, b, err, tt.want)
+		}
 	}
 }
 

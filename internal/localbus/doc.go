@@ -41,6 +41,7 @@
 //	<bus dir>/journal/.tmp-segment-…      the next segment, being zero-filled
 //	<bus dir>/consumer.lock               flock held by the one running Consumer
 //	<bus dir>/consumer.offset             {"segment":…,"position":…,"facts_size":…}
+//	<bus dir>/refused.jsonl               facts Persist refused, one line each (see Delivery)
 //	<facts path>                          one EventBridge event per line (facts.jsonl)
 //	<dlq dir>/<failed_at>-<key>.json      one dead letter per file, e.g.
 //	                                      20261129T101112345Z-shorturl_ev_01K….json
@@ -88,9 +89,12 @@
 // again. A segment read to its end is deleted once a batch of the next one is
 // committed; damage is stepped over only with no batch in flight. If
 // Persist rejects the merged document (ConsumerOptions.IsRejected), the consumer
-// ingests the batch's events one by one and skips, logging each whole at ERROR, those
-// Persist rejects, so that one bad event does not block the queue; any other failure
-// is retried with backoff without moving the offset.
+// ingests the batch's events one by one and skips those Persist rejects, so that one
+// bad event does not block the queue; any other failure is retried with backoff
+// without moving the offset. A fact it skips is kept: appended whole to refused.jsonl
+// and synced before the offset moves past it, as an ERROR line with the fact in
+// graph_fact, the shape of the serve log's "click fact lost to log" lines, which
+// linoone recover --from-log republishes once Persist takes it.
 //
 // A crash before the offset moved redelivers the batch: Persist ingest is idempotent
 // (identity-hashed ids), and the facts log is cut back to the size recorded with the

@@ -134,8 +134,9 @@ func isRejected(err error) bool { return errors.Is(err, errPersistRejected) }
 
 // fakeIngester stands in for Persist: it decodes each ingest body strictly into a
 // graphson.Document and verifies the identities, refusing (errPersistRejected) what
-// does not pass, and records the documents it accepted. It fails transiently, as an
-// unreachable Persist does, while failures > 0 or when failOn says so.
+// does not pass or holds an edge in refuse, and records the documents it accepted.
+// It fails transiently, as an unreachable Persist does, while failures > 0 or when
+// failOn says so.
 type fakeIngester struct {
 	mu       sync.Mutex
 	docs     []graphson.Document
@@ -143,6 +144,7 @@ type fakeIngester struct {
 	rejected int
 	failures int
 	largest  int                 // the largest body received
+	refuse   map[string]bool     // edge ids refused although valid, as a 422 would
 	failOn   func(call int) bool // optional: whether call (1-based) fails transiently
 	onFail   func()              // called on each failure, before returning
 }
@@ -152,6 +154,11 @@ func (f *fakeIngester) IngestRaw(_ context.Context, body []byte) error {
 	err := json.Unmarshal(body, &doc)
 	if err == nil {
 		err = doc.Verify()
+	}
+	for _, e := range doc.Edges {
+		if err == nil && f.refuse[e.ID] {
+			err = fmt.Errorf("HTTP 422: edge %s refused", e.ID)
+		}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
