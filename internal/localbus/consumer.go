@@ -174,6 +174,7 @@ type Consumer struct {
 	damaged   damagedHeader
 	spare     []*delivery // committed batches, whose buffers the next ones reuse
 	lines     []byte      // the facts log lines of the batch being committed
+	saved     offsetState // the offset as last saved or loaded
 	// atStage, when set, is called at each stage of a batch's commit: where tests
 	// make the process crash.
 	atStage func(commitStage)
@@ -334,7 +335,7 @@ func (c *Consumer) open(dir string) error {
 		c.factsSize = fi.Size()
 		return c.saveOffset(offsetState{FactsSize: c.factsSize})
 	}
-	c.seg, c.pos, c.factsSize, c.offSeg = st.Segment, st.Position, st.FactsSize, st.Segment
+	c.seg, c.pos, c.factsSize, c.offSeg, c.saved = st.Segment, st.Position, st.FactsSize, st.Segment, st
 	switch {
 	case fi.Size() > c.factsSize:
 		if err := c.cutFacts(); err != nil {
@@ -343,9 +344,11 @@ func (c *Consumer) open(dir string) error {
 		c.log.Info("facts log: cut the lines of an unfinished batch; it is delivered again",
 			"facts_path", c.opts.FactsPath, "bytes", fi.Size()-c.factsSize)
 	case fi.Size() < c.factsSize:
-		c.log.Warn("facts log is shorter than the offset records; it was replaced or cut outside linoone",
+		c.log.Warn("facts log is shorter than the offset records; it was moved aside, replaced or cut outside linoone",
 			"facts_path", c.opts.FactsPath, "size", fi.Size(), "recorded", c.factsSize)
-		c.factsSize = fi.Size()
+		if err := c.recordFactsSize(fi.Size()); err != nil {
+			return err
+		}
 	}
 	// Segments before the offset were read to the end; a crash may have kept them.
 	segs, err := listSegments(c.journal)
@@ -734,7 +737,8 @@ func (c *Consumer) commit(b *delivery) (int, error) {
 		if err := c.appendFacts(lines); err != nil {
 			return 0, err
 		}
-		size += int64(len(lines))
+		// After the append: it may have taken a new size (a facts log rotated).
+		size = c.factsSize + int64(len(lines))
 		c.stage(stageFacts)
 	}
 	if err := c.saveOffset(offsetState{Segment: b.seg, Position: b.end, FactsSize: size}); err != nil {
@@ -817,11 +821,16 @@ func (c *Consumer) ingestBody(ctx context.Context, body []byte) error {
 }
 
 // appendFacts appends lines to the facts log and syncs it, first cutting whatever a
-// failed attempt left past the committed size.
+// failed attempt left past the committed size. A facts log moved aside is followed
+// by a new one (followFacts); one cut outside linoone (copy-truncate) is written on
+// from its new end.
 func (c *Consumer) appendFacts(lines []byte) error {
 	fi, err := c.facts.Stat()
 	if err != nil {
 		return fmt.Errorf("stat facts log: %w", err)
+	}
+	if fi, err = c.followFacts(fi); err != nil {
+		return err
 	}
 	switch {
 	case fi.Size() > c.factsSize:
@@ -829,9 +838,11 @@ func (c *Consumer) appendFacts(lines []byte) error {
 			return err
 		}
 	case fi.Size() < c.factsSize:
-		c.log.Warn("facts log is shorter than recorded; it was replaced or cut outside linoone",
+		c.log.Warn("facts log is shorter than recorded; it was cut outside linoone",
 			"facts_path", c.opts.FactsPath, "size", fi.Size(), "recorded", c.factsSize)
-		c.factsSize = fi.Size()
+		if err := c.recordFactsSize(fi.Size()); err != nil {
+			return err
+		}
 	}
 	if _, err := c.facts.Write(lines); err != nil {
 		return fmt.Errorf("append to facts log: %w", err)
@@ -839,6 +850,51 @@ func (c *Consumer) appendFacts(lines []byte) error {
 	if err := syncFile(c.facts, false); err != nil {
 		return fmt.Errorf("fsync facts log: %w", err)
 	}
+	return nil
+}
+
+// followFacts opens a new facts log at FactsPath when the open one, whose stat is
+// open, was moved aside (rotated) or removed, and returns the stat of the one to
+// append to. It costs a stat of the path per batch, next to the batch's fsyncs.
+func (c *Consumer) followFacts(open os.FileInfo) (os.FileInfo, error) {
+	named, err := os.Stat(c.opts.FactsPath)
+	switch {
+	case err == nil && os.SameFile(named, open):
+		return open, nil
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("stat facts log: %w", err)
+	}
+	f, err := os.OpenFile(c.opts.FactsPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open new facts log: %w", err)
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		err = syncDir(filepath.Dir(c.opts.FactsPath))
+	}
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("new facts log: %w", err)
+	}
+	if err := c.facts.Close(); err != nil {
+		c.log.Warn("close the facts log moved aside", "err", err)
+	}
+	c.facts = f
+	c.log.Info("facts log was moved aside; appending to a new one", "facts_path", c.opts.FactsPath, "size", fi.Size())
+	return fi, c.recordFactsSize(fi.Size())
+}
+
+// recordFactsSize makes size, the size of a facts log moved aside or cut outside
+// linoone, the one the offset records, before a batch is appended to it: a crash in
+// that batch then cuts the file back to where it stood, not to the size of the file
+// it replaced (within the new one, maybe in the middle of a line).
+func (c *Consumer) recordFactsSize(size int64) error {
+	st := c.saved
+	st.FactsSize = size
+	if err := c.saveOffset(st); err != nil {
+		return err
+	}
+	c.factsSize = size
 	return nil
 }
 
@@ -879,6 +935,7 @@ func (c *Consumer) saveOffset(st offsetState) error {
 	if err := writeFileAtomic(c.offsetPath, append(b, '\n')); err != nil {
 		return fmt.Errorf("save consumer offset: %w", err)
 	}
+	c.saved = st
 	return nil
 }
 

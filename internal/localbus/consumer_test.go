@@ -755,6 +755,87 @@ func TestCommitSyncsInOrder(t *testing.T) {
 	}
 }
 
+// TestFactsLogRotation: facts.jsonl grows without bound and is rotated from outside.
+// Moved aside, it went on taking every batch under its new name for as long as the
+// consumer ran (it keeps the file open); the consumer now starts a new facts.jsonl
+// at the next batch. Moved aside or cut (copy-truncate), the file's new size is
+// saved with the offset before a batch is appended to it, so that a crash in that
+// batch cuts the file back to where it stood rather than to the old file's size,
+// in the middle of a line; also when it was rotated while no consumer ran.
+func TestFactsLogRotation(t *testing.T) {
+	move := func(t *testing.T, path, to string) {
+		if err := os.Rename(path, to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		name    string
+		stopped bool // rotated between two consumers
+		rotate  func(t *testing.T, path, to string)
+	}{
+		{"moved aside", false, move},
+		{"moved aside while stopped", true, move},
+		{"copied and cut", false, func(t *testing.T, path, to string) {
+			b, err := os.ReadFile(path)
+			if err == nil {
+				err = os.WriteFile(to, b, 0o600)
+			}
+			if err == nil {
+				err = os.Truncate(path, 0)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir, crashed := t.TempDir(), t.TempDir()
+			fs := facts(t, 6)
+			bus := openBus(t, dir, BusOptions{})
+			publishAll(t, bus, fs[:1])
+			c := newConsumer(t, dir, &fakeIngester{}, ConsumerOptions{})
+			if err := c.Drain(ctxTimeout(t)); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, "facts.jsonl")
+			if tt.stopped {
+				if err := c.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tt.rotate(t, path, path+".1")
+			if tt.stopped {
+				c = newConsumer(t, dir, &fakeIngester{}, ConsumerOptions{})
+			}
+			publishAll(t, bus, fs[1:]) // a batch longer than the file rotated
+			c.atStage = func(s commitStage) {
+				if s == stageFacts {
+					snapshot(t, dir, crashed, false) // the batch appended, the offset not moved
+				}
+			}
+			if err := c.Drain(ctxTimeout(t)); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(keysOf(fs[:1]), factKeys(t, readFacts(t, path+".1"))); diff != "" {
+				t.Errorf("the rotated file's keys (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(keysOf(fs[1:]), factKeys(t, readFacts(t, path))); diff != "" {
+				t.Errorf("facts.jsonl keys after the rotation (-want +got):\n%s", diff)
+			}
+			if st := readOffset(t, dir); st.FactsSize != fileSize(t, path) {
+				t.Errorf("offset %+v does not record facts.jsonl's %d bytes", st, fileSize(t, path))
+			}
+
+			if err := newConsumer(t, crashed, &fakeIngester{}, ConsumerOptions{}).Drain(ctxTimeout(t)); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(keysOf(fs[1:]), factKeys(t, readFacts(t, filepath.Join(crashed, "facts.jsonl")))); diff != "" {
+				t.Errorf("facts.jsonl keys after a crash in the first batch after the rotation (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // With batches in flight the consumer reads on into the next segment; when it stops
 // with batches of both segments uncommitted, the next run reads them again from the
 // first one, in order.

@@ -101,4 +101,10 @@
 // offset before the batch is written again, so the file itself holds each event once;
 // a reader tailing it may still have seen the lines that were cut and must dedupe by
 // idempotency_key.
+//
+// The facts log grows until it is rotated from outside. The consumer keeps it open
+// and looks at its path once per batch: moved aside (or removed), it is followed by a
+// new one from the next batch on; cut (copy-truncate), it is written on from its new
+// end. Either way its new size is saved with the offset before a batch is appended,
+// so that a crash in that batch cuts the new file back to where it stood.
 package localbus
