@@ -98,9 +98,11 @@
 //
 // A crash before the offset moved redelivers the batch: Persist ingest is idempotent
 // (identity-hashed ids), and the facts log is cut back to the size recorded with the
-// offset before the batch is written again, so the file itself holds each event once;
-// a reader tailing it may still have seen the lines that were cut and must dedupe by
-// idempotency_key.
+// offset before the batch is written again, so the file itself holds each journal
+// record once; a reader tailing it may still have seen the lines that were cut. The
+// log is at least once all the same: a fact published twice (a publish that timed out
+// after its record was journaled, then replayed from the DLQ; a log recovered twice)
+// is two records. Readers dedupe by idempotency_key.
 //
 // The facts log grows until it is rotated from outside. The consumer keeps it open
 // and looks at its path once per batch: moved aside (or removed), it is followed by a
