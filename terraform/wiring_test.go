@@ -833,6 +833,158 @@ func grants(m *tfModule, call string) (map[string][]string, error) {
 	return out, nil
 }
 
+// markdownTable returns the header and the rows (cells trimmed; the separator row
+// left out) of the first table after the line heading in the markdown src.
+func markdownTable(src, heading string) (header []string, rows [][]string, err error) {
+	lines := strings.Split(src, "\n")
+	start := slices.Index(lines, heading)
+	if start < 0 {
+		return nil, nil, fmt.Errorf("no line %q", heading)
+	}
+	cells := func(line string) []string {
+		parts := strings.Split(strings.TrimSpace(line), "|")
+		parts = parts[1 : len(parts)-1]
+		for i, p := range parts {
+			parts[i] = strings.TrimSpace(p)
+		}
+		return parts
+	}
+	for _, line := range lines[start+1:] {
+		isRow := strings.HasPrefix(strings.TrimSpace(line), "|")
+		switch {
+		case !isRow && header != nil:
+			return header, rows, nil
+		case !isRow:
+			if strings.HasPrefix(line, "#") {
+				return nil, nil, fmt.Errorf("no table under %q", heading)
+			}
+		case header == nil:
+			header = cells(line)
+		case strings.Trim(line, "|-: ") == "":
+			// the separator row
+		default:
+			rows = append(rows, cells(line))
+		}
+	}
+	if header == nil {
+		return nil, nil, fmt.Errorf("no table under %q", heading)
+	}
+	return header, rows, nil
+}
+
+// backticked returns the `code` spans of a markdown cell.
+func backticked(cell string) []string {
+	parts := strings.Split(cell, "`")
+	var out []string
+	for i := 1; i < len(parts); i += 2 {
+		out = append(out, parts[i])
+	}
+	return out
+}
+
+// checkEnvTable compares a README table of environment variables (a `NAME` column,
+// then one column per function holding ✓ or nothing) with the names each function
+// is given (function → variable names).
+func checkEnvTable(header []string, rows [][]string, want map[string][]string) []error {
+	var errs []error
+	col := map[string]int{}
+	for _, fn := range slices.Sorted(maps.Keys(want)) {
+		if i := slices.Index(header, fn); i > 0 {
+			col[fn] = i
+		} else {
+			errs = append(errs, fmt.Errorf("the table has no %q column", fn))
+		}
+	}
+	got := map[string][]string{}
+	for _, row := range rows {
+		var names []string
+		if len(row) > 0 {
+			names = backticked(row[0])
+		}
+		if len(names) != 1 {
+			errs = append(errs, fmt.Errorf("row %q: want one `NAME` in the first column", strings.Join(row, " | ")))
+			continue
+		}
+		for fn, i := range col {
+			switch {
+			case i < len(row) && row[i] == "✓":
+				got[fn] = append(got[fn], names[0])
+			case i < len(row) && row[i] != "":
+				errs = append(errs, fmt.Errorf("%s, %s: %q, want ✓ or nothing", names[0], fn, row[i]))
+			}
+		}
+	}
+	for _, fn := range slices.Sorted(maps.Keys(col)) {
+		for _, name := range slices.Sorted(slices.Values(want[fn])) {
+			if !slices.Contains(got[fn], name) {
+				errs = append(errs, fmt.Errorf("%s: Terraform sets %s, the table does not tick it", fn, name))
+			}
+		}
+		for _, name := range slices.Sorted(slices.Values(got[fn])) {
+			if !slices.Contains(want[fn], name) {
+				errs = append(errs, fmt.Errorf("%s: the table ticks %s, Terraform does not set it", fn, name))
+			}
+		}
+	}
+	return errs
+}
+
+// resourcePhrases name, in the IAM table of README.md, each resource the stack
+// grants a function (a reference as grants returns it → the words naming it).
+var resourcePhrases = map[string]string{
+	"var.persist_api_execution_arn":            "`persist_api_execution_arn`",
+	"aws_ssm_parameter.persist_url.arn":        "`persist-url`",
+	"aws_ssm_parameter.resolver_base_url.arn":  "`resolver-base-url`",
+	"aws_ssm_parameter.denylist.arn":           "`denylist`",
+	"aws_ssm_parameter.idempotency_secret.arn": "`idempotency-secret`",
+	"module.event_bus.arn":                     "the shared bus ARN",
+	"module.click_dlq.queue_arn":               "the click DLQ",
+}
+
+// checkGrantsTable compares a README table of IAM grants (function | `actions` |
+// resources in words, see resourcePhrases; several rows may grant one function
+// the same action) with the grants of each function (function → action → refs).
+func checkGrantsTable(rows [][]string, want map[string]map[string][]string) []error {
+	var errs []error
+	for _, fn := range slices.Sorted(maps.Keys(want)) {
+		for _, refs := range want[fn] {
+			for _, r := range refs {
+				if resourcePhrases[r] == "" {
+					errs = append(errs, fmt.Errorf("%s is granted %s, which resourcePhrases does not name", fn, r))
+				}
+			}
+		}
+	}
+	got := map[string]map[string][]string{}
+	for _, row := range rows {
+		if len(row) != 3 {
+			errs = append(errs, fmt.Errorf("row %q: want function | actions | resources", strings.Join(row, " | ")))
+			continue
+		}
+		var refs []string
+		for r, phrase := range resourcePhrases {
+			if strings.Contains(row[2], phrase) {
+				refs = append(refs, r)
+			}
+		}
+		if len(refs) == 0 {
+			errs = append(errs, fmt.Errorf("row %q names no resource of resourcePhrases", strings.Join(row, " | ")))
+		}
+		if got[row[0]] == nil {
+			got[row[0]] = map[string][]string{}
+		}
+		for _, action := range backticked(row[1]) {
+			merged := append(got[row[0]][action], refs...)
+			slices.Sort(merged)
+			got[row[0]][action] = slices.Compact(merged)
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		errs = append(errs, fmt.Errorf("IAM grants, function → action → resources (-terraform +table):\n%s", diff))
+	}
+	return errs
+}
+
 // checkThinEnv checks that env is only a caller of stack: a provider, the terraform
 // block and one call of the stack module that passes every stack variable as the
 // environment variable of the same name, with each environment output the stack
@@ -1299,6 +1451,42 @@ func TestLeastPrivilegeStatements(t *testing.T) {
 	}
 }
 
+// TestReadmeFunctionTables: the environment variable and IAM tables of README.md
+// are what the stack gives each function, so that neither drifts from it.
+func TestReadmeFunctionTables(t *testing.T) {
+	raw, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stack := mustLoad(t, stackDir)
+	env := map[string][]string{}
+	iam := map[string]map[string][]string{}
+	for _, fn := range callsOf(stack, "function") {
+		vars, err := functionEnv(stack, fn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env[fn] = slices.Sorted(maps.Keys(vars))
+		if iam[fn], err = grants(stack, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("environment variables", func(t *testing.T) {
+		header, rows, err := markdownTable(string(raw), "### Function configuration (environment variables)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		reportAll(t, checkEnvTable(header, rows, env))
+	})
+	t.Run("IAM", func(t *testing.T) {
+		_, rows, err := markdownTable(string(raw), "### IAM (least privilege)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		reportAll(t, checkGrantsTable(rows, iam))
+	})
+}
+
 // TestDenyListParameter: issue 11. The deny list parameter starts as a comment (SSM
 // refuses an empty value) and Terraform never resets what operators wrote.
 func TestDenyListParameter(t *testing.T) {
@@ -1676,6 +1864,62 @@ module "extra" {
 					t.Errorf("want an error containing %q, got %v", c.want, errs)
 				}
 			})
+		}
+	})
+
+	t.Run("readme tables", func(t *testing.T) {
+		env := map[string][]string{"issue": {"A", "B"}, "resolve": {"B"}}
+		envTable := "## Env\n\n| Variable | issue | resolve | Value |\n|---|---|---|---|\n| `A` | ✓ | | a |\n| `B` | ✓ | ✓ | b |\n\nAfter.\n"
+		iam := map[string]map[string][]string{
+			"issue":   {"ssm:GetParameter": {"aws_ssm_parameter.denylist.arn", "aws_ssm_parameter.persist_url.arn"}},
+			"resolve": {"events:PutEvents": {"module.event_bus.arn"}, "sqs:SendMessage": {"module.click_dlq.queue_arn"}},
+		}
+		iamTable := "## IAM\n\nText.\n\n| Function | Actions | Resource |\n|---|---|---|\n" +
+			"| issue | `ssm:GetParameter` | the `persist-url` parameter |\n| issue | `ssm:GetParameter` | the `denylist` parameter |\n" +
+			"| resolve | `events:PutEvents` | the shared bus ARN |\n| resolve | `sqs:SendMessage` | the click DLQ |\n"
+		for _, c := range []struct {
+			name, table, want string
+		}{
+			{"env ok", envTable, ""},
+			{"env variable missing", strings.Replace(envTable, "| `A` | ✓ | | a |\n", "", 1), "issue: Terraform sets A, the table does not tick it"},
+			{"env tick missing", strings.Replace(envTable, "| `B` | ✓ | ✓ |", "| `B` | ✓ | |", 1), "resolve: Terraform sets B, the table does not tick it"},
+			{"env tick extra", strings.Replace(envTable, "| `A` | ✓ | |", "| `A` | ✓ | ✓ |", 1), "resolve: the table ticks A, Terraform does not set it"},
+			{"env bad cell", strings.Replace(envTable, "| `A` | ✓ | |", "| `A` | ✓ | yes |", 1), `want ✓ or nothing`},
+			{"env column missing", strings.Replace(envTable, "| resolve |", "| replay |", 1), `no "resolve" column`},
+			{"iam ok", iamTable, ""},
+			{"iam resource missing", strings.Replace(iamTable, "| issue | `ssm:GetParameter` | the `denylist` parameter |\n", "", 1), "aws_ssm_parameter.denylist.arn"},
+			{"iam action missing", strings.Replace(iamTable, "| resolve | `sqs:SendMessage` | the click DLQ |\n", "", 1), "sqs:SendMessage"},
+			{"iam resource extra", strings.Replace(iamTable, "the `persist-url` parameter", "the `persist-url` and `idempotency-secret` parameters", 1), "aws_ssm_parameter.idempotency_secret.arn"},
+			{"iam unknown resource", strings.Replace(iamTable, "the click DLQ", "the queue", 1), "names no resource"},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				heading := "## Env"
+				if strings.HasPrefix(c.name, "iam") {
+					heading = "## IAM"
+				}
+				header, rows, err := markdownTable(c.table, heading)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var errs []error
+				if heading == "## Env" {
+					errs = checkEnvTable(header, rows, env)
+				} else {
+					errs = checkGrantsTable(rows, iam)
+				}
+				if c.want == "" {
+					reportAll(t, errs)
+					return
+				}
+				if !slices.ContainsFunc(errs, func(err error) bool { return strings.Contains(err.Error(), c.want) }) {
+					t.Errorf("want an error containing %q, got %v", c.want, errs)
+				}
+			})
+		}
+		iam["issue"]["ssm:GetParameter"] = append(iam["issue"]["ssm:GetParameter"], "aws_ssm_parameter.other.arn")
+		_, rows, _ := markdownTable(iamTable, "## IAM")
+		if errs := checkGrantsTable(rows, iam); !slices.ContainsFunc(errs, func(err error) bool { return strings.Contains(err.Error(), "resourcePhrases does not name") }) {
+			t.Errorf("a grant without a phrase: want an error naming resourcePhrases, got %v", errs)
 		}
 	})
 
