@@ -13,6 +13,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -1286,7 +1287,28 @@ func TestRoutesMatchOpenAPI(t *testing.T) {
 			t.Errorf("management route %q: %+v (declared: %v), want authorization_type NONE", key, r, ok)
 		}
 	}
+	// The management_url output names every route behind it, in the stack and in
+	// each environment (which repeat its description).
+	dirs := []string{stackDir}
+	for _, env := range envNames {
+		dirs = append(dirs, filepath.Join("envs", env))
+	}
+	for _, dir := range dirs {
+		out := mustLoad(t, dir).outputs["management_url"]
+		if out == nil {
+			t.Errorf("%s: no output management_url", dir)
+			continue
+		}
+		desc, _ := literalString(exprOf(out.Body.Attributes["description"]))
+		named := routeMention.FindAllString(desc, -1)
+		if diff := cmp.Diff(slices.Sorted(maps.Keys(management)), slices.Sorted(slices.Values(named))); diff != "" {
+			t.Errorf("%s: routes named by the management_url description (-terraform +description):\n%s", dir, diff)
+		}
+	}
 }
+
+// routeMention is a "METHOD /path" in prose.
+var routeMention = regexp.MustCompile(`\b(GET|HEAD|POST|PUT|PATCH|DELETE) /[^\s,;)]*`)
 
 // publicManagementRoutes are the management API's routes without a signature; every
 // other management route is AWS_IAM.
