@@ -835,12 +835,13 @@ func grants(m *tfModule, call string) (map[string][]string, error) {
 }
 
 // markdownTable returns the header and the rows (cells trimmed; the separator row
-// left out) of the first table after the line heading in the markdown src.
+// left out) of the first table after the first line starting with heading in the
+// markdown src.
 func markdownTable(src, heading string) (header []string, rows [][]string, err error) {
 	lines := strings.Split(src, "\n")
-	start := slices.Index(lines, heading)
+	start := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, heading) })
 	if start < 0 {
-		return nil, nil, fmt.Errorf("no line %q", heading)
+		return nil, nil, fmt.Errorf("no line starting %q", heading)
 	}
 	cells := func(line string) []string {
 		parts := strings.Split(strings.TrimSpace(line), "|")
@@ -1508,6 +1509,43 @@ func TestReadmeFunctionTables(t *testing.T) {
 		reportAll(t, checkGrantsTable(rows, iam))
 	})
 }
+
+// TestChecksTableListsEveryTest: the "Checks" section of README.md lists every test
+// of this package, so that a reader knows what is enforced.
+func TestChecksTableListsEveryTest(t *testing.T) {
+	files, err := filepath.Glob("*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tests []string
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range testFunc.FindAllStringSubmatch(string(src), -1) {
+			tests = append(tests, m[1])
+		}
+	}
+	raw, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rows, err := markdownTable(string(raw), "3. **Go tests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, row := range rows {
+		listed = append(listed, backticked(row[0])...)
+	}
+	if diff := cmp.Diff(slices.Sorted(slices.Values(tests)), slices.Sorted(slices.Values(listed))); diff != "" {
+		t.Errorf("README.md's table of Go tests (-tests +table):\n%s", diff)
+	}
+}
+
+// testFunc is the declaration of a top-level test.
+var testFunc = regexp.MustCompile(`(?m)^func (Test\w*)\(t \*testing\.T\)`)
 
 // TestDenyListParameter: issue 11. The deny list parameter starts as a comment (SSM
 // refuses an empty value) and Terraform never resets what operators wrote.
