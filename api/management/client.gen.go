@@ -138,7 +138,7 @@ type ClientInterface interface {
 	//
 	// The contract of both APIs, this very file, as it was built into the binary.
 	// Served by the management API without a signature: the contract is public (on
-	// AWS the route's authorization is `NONE`; the API itself stays private).
+	// AWS the route's authorization is `NONE`; the API's other routes require SigV4).
 	//
 	// Corresponds with GET /openapi.yaml (the `GetOpenAPI` operationId).
 	GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -304,7 +304,7 @@ func (c *Client) GetLinkStats(ctx context.Context, token Token, params *GetLinkS
 //
 // The contract of both APIs, this very file, as it was built into the binary.
 // Served by the management API without a signature: the contract is public (on
-// AWS the route's authorization is `NONE`; the API itself stays private).
+// AWS the route's authorization is `NONE`; the API's other routes require SigV4).
 //
 // Corresponds with GET /openapi.yaml (the `GetOpenAPI` operationId).
 func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -829,7 +829,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// The contract of both APIs, this very file, as it was built into the binary.
 	// Served by the management API without a signature: the contract is public (on
-	// AWS the route's authorization is `NONE`; the API itself stays private).
+	// AWS the route's authorization is `NONE`; the API's other routes require SigV4).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -1458,7 +1458,7 @@ func (c *ClientWithResponses) GetLinkStatsWithResponse(ctx context.Context, toke
 //
 // The contract of both APIs, this very file, as it was built into the binary.
 // Served by the management API without a signature: the contract is public (on
-// AWS the route's authorization is `NONE`; the API itself stays private).
+// AWS the route's authorization is `NONE`; the API's other routes require SigV4).
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -242,8 +242,8 @@ module "management_api" {
 
   # Issuance, inspection and stats are SigV4-signed (AWS_IAM); the liveness probe is
   # public (it reveals nothing and load balancers/monitors cannot sign), and so is the
-  # contract: GET /openapi.yaml and its HTML reference GET /docs (NONE, inside this
-  # private API).
+  # contract: GET /openapi.yaml and its HTML reference GET /docs (NONE: reachable from
+  # the internet, as every route of an HTTP API is).
   routes = {
     "POST /shorten" = {
       function_name      = module.issue.function_name
