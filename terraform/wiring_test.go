@@ -24,6 +24,8 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"gopkg.in/yaml.v3"
+
+	"github.com/linoone/linoone/internal/config"
 )
 
 var (
@@ -1393,9 +1395,9 @@ func TestFunctionEnvironment(t *testing.T) {
 	common := []string{"LINOONE_ENVIRONMENT", "LINOONE_LOG_LEVEL"}
 	want := map[string][]string{
 		"issue": append([]string{"LINOONE_PERSIST_URL_PARAM", "LINOONE_PERSIST_SIGV4", "LINOONE_RESOLVER_BASE_URL_PARAM", "LINOONE_PERSIST_INLINE_LITERALS",
-			"LINOONE_DENYLIST_PARAM", "LINOONE_METRICS_NAMESPACE", "LINOONE_IDEMPOTENCY_SECRET_PARAM"}, common...),
+			"LINOONE_DENYLIST_PARAM", "LINOONE_METRICS_NAMESPACE", "LINOONE_IDEMPOTENCY_SECRET_PARAM", "LINOONE_CONFIG_REVISION"}, common...),
 		"resolve": append([]string{"LINOONE_PERSIST_URL_PARAM", "LINOONE_PERSIST_SIGV4", "LINOONE_PERSIST_INLINE_LITERALS", "LINOONE_EVENT_BUS", "LINOONE_CLICK_DLQ_URL", "LINOONE_PUBLISH_TIMEOUT", "LINOONE_METRICS_NAMESPACE",
-			"LINOONE_DENYLIST_PARAM"}, common...),
+			"LINOONE_DENYLIST_PARAM", "LINOONE_CONFIG_REVISION"}, common...),
 		"replay": append([]string{"LINOONE_EVENT_BUS", "LINOONE_METRICS_NAMESPACE"}, common...),
 	}
 	m := mustLoad(t, stackDir)
@@ -1546,6 +1548,178 @@ func TestChecksTableListsEveryTest(t *testing.T) {
 
 // testFunc is the declaration of a top-level test.
 var testFunc = regexp.MustCompile(`(?m)^func (Test\w*)\(t \*testing\.T\)`)
+
+// TestConfigRevision: a function reads its configuration parameters from SSM when
+// an instance starts, so a changed value reaches only new instances. Each function's
+// LINOONE_CONFIG_REVISION hashes the values Terraform writes into exactly the
+// parameters its configuration reads at start (config's Params), so that changing
+// one changes the function's configuration and Lambda starts new instances. The deny
+// list (read again every 30 s) and the idempotency secret are not among them.
+func TestConfigRevision(t *testing.T) {
+	stack := mustLoad(t, stackDir)
+	for _, fn := range callsOf(stack, "function") {
+		t.Run(fn, func(t *testing.T) {
+			vars, err := functionEnv(stack, fn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			read, err := paramsReadAtStart(stack, fn, vars)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rev := vars["LINOONE_CONFIG_REVISION"]
+			if len(read) == 0 {
+				if rev != nil {
+					t.Error("LINOONE_CONFIG_REVISION set on a function that reads no parameter at start")
+				}
+				return
+			}
+			if rev == nil {
+				t.Fatalf("reads %v at start but has no LINOONE_CONFIG_REVISION", read)
+			}
+			covered, err := revisionParams(stack, rev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(read, covered); diff != "" {
+				t.Errorf("parameters LINOONE_CONFIG_REVISION covers (-read at start +covered):\n%s", diff)
+			}
+			for _, key := range covered {
+				b := stack.resources[key]
+				if typ, _ := literalString(exprOf(b.Body.Attributes["type"])); typ != "String" {
+					t.Errorf("%s: type %q; only a String parameter's value may be hashed into the environment", key, typ)
+				}
+				if ignoresValue(b) {
+					t.Errorf("%s ignores changes of its value: Terraform's value is not the one the function reads", key)
+				}
+			}
+		})
+	}
+}
+
+// startupSamples are valid values of the function variables that name no SSM
+// parameter, to load a function's configuration from the stack's variable names.
+var startupSamples = map[string]string{
+	"LINOONE_ENVIRONMENT":             "test",
+	"LINOONE_LOG_LEVEL":               "info",
+	"LINOONE_PERSIST_SIGV4":           "true",
+	"LINOONE_PERSIST_INLINE_LITERALS": "false",
+	"LINOONE_EVENT_BUS":               "arn:aws:events:us-east-1:123456789012:event-bus/bus",
+	"LINOONE_CLICK_DLQ_URL":           "https://sqs.us-east-1.amazonaws.com/123456789012/dlq",
+	"LINOONE_PUBLISH_TIMEOUT":         "500ms",
+	"LINOONE_METRICS_NAMESPACE":       "Linoone",
+	"LINOONE_CONFIG_REVISION":         "0123456789abcdef",
+}
+
+// paramsReadAtStart returns the aws_ssm_parameter resources (sorted keys) whose
+// names the stack gives function fn in the variables its configuration reads when
+// an instance starts. The configuration is loaded from the variables the stack
+// sets, so an unknown variable among them must not be refused.
+func paramsReadAtStart(stack *tfModule, fn string, vars map[string]hclsyntax.Expression) ([]string, error) {
+	const prefix = "/linoone-test/"
+	getenv := func(name string) string {
+		switch _, set := vars[name]; {
+		case !set:
+			return ""
+		case strings.HasSuffix(name, "_PARAM"):
+			return prefix + name
+		default:
+			return startupSamples[name]
+		}
+	}
+	var params []*config.SSMValue
+	switch fn {
+	case "issue":
+		c, err := config.LoadIssueFunction(getenv)
+		if err != nil {
+			return nil, err
+		}
+		params = c.Params()
+	case "resolve":
+		c, err := config.LoadResolveFunction(getenv)
+		if err != nil {
+			return nil, err
+		}
+		params = c.Params()
+	case "replay":
+		c, err := config.LoadReplayFunction(getenv)
+		if err != nil {
+			return nil, err
+		}
+		params = c.Params()
+	default:
+		return nil, fmt.Errorf("no configuration loader for function %q", fn)
+	}
+	var out []string
+	for _, p := range params {
+		name, ok := strings.CutPrefix(p.Param, prefix)
+		if !ok {
+			continue // a value given directly, not through SSM
+		}
+		var keys []string
+		for r := range refsWithLocals(stack, vars[name]) {
+			if res, ok := strings.CutSuffix(r, ".name"); ok && strings.HasPrefix(res, "aws_ssm_parameter.") {
+				keys = append(keys, res)
+			}
+		}
+		if len(keys) != 1 {
+			return nil, fmt.Errorf("%s must be the name of one aws_ssm_parameter, refers to %v", name, keys)
+		}
+		out = append(out, keys[0])
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// revisionParams reads a revision `sha256(join("\n", [v1, v2, …]))` (or a local
+// holding it) and returns the aws_ssm_parameter resources (sorted keys) whose
+// `value` is one of the vi; every vi must be one.
+func revisionParams(m *tfModule, e hclsyntax.Expression) ([]string, error) {
+	shape := fmt.Errorf("%s: the revision must be sha256(join(\"\\n\", [<parameter values>]))", e.Range())
+	hash, ok := followLocal(m, e).(*hclsyntax.FunctionCallExpr)
+	if !ok || hash.Name != "sha256" || len(hash.Args) != 1 {
+		return nil, shape
+	}
+	join, ok := hash.Args[0].(*hclsyntax.FunctionCallExpr)
+	if !ok || join.Name != "join" || len(join.Args) != 2 {
+		return nil, shape
+	}
+	values, ok := join.Args[1].(*hclsyntax.TupleConsExpr)
+	if !ok {
+		return nil, shape
+	}
+	valueOf := map[string]string{} // the ref a parameter's value is → the parameter
+	for key, b := range m.resources {
+		if st, ok := exprOf(b.Body.Attributes["value"]).(*hclsyntax.ScopeTraversalExpr); ok && strings.HasPrefix(key, "aws_ssm_parameter.") {
+			valueOf[ref(st.Traversal)] = key
+		}
+	}
+	var out []string
+	for _, v := range values.Exprs {
+		st, ok := v.(*hclsyntax.ScopeTraversalExpr)
+		if !ok || valueOf[ref(st.Traversal)] == "" {
+			return nil, fmt.Errorf("%s: not the value of an aws_ssm_parameter", v.Range())
+		}
+		out = append(out, valueOf[ref(st.Traversal)])
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// ignoresValue reports a resource with lifecycle { ignore_changes = [value] }.
+func ignoresValue(b *hclsyntax.Block) bool {
+	for _, lc := range b.Body.Blocks {
+		if lc.Type != "lifecycle" || lc.Body.Attributes["ignore_changes"] == nil {
+			continue
+		}
+		for _, tr := range traversals(lc.Body.Attributes["ignore_changes"].Expr) {
+			if ref(tr) == "value" {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // TestDenyListParameter: issue 11. The deny list parameter starts as a comment (SSM
 // refuses an empty value) and Terraform never resets what operators wrote.

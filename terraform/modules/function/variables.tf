@@ -19,7 +19,7 @@ variable "filename" {
 }
 
 variable "environment_variables" {
-  description = "Environment variables of the function (`LINOONE_*` configuration read by the Go code)."
+  description = "Environment variables of the function (its `LINOONE_*` configuration)."
   type        = map(string)
   default     = {}
 

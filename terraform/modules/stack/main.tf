@@ -18,6 +18,17 @@ locals {
     LINOONE_ENVIRONMENT = var.environment
     LINOONE_LOG_LEVEL   = var.log_level
   }
+
+  # A function reads its configuration parameters from SSM when an instance starts, so
+  # a changed value would never reach warm instances. LINOONE_CONFIG_REVISION (read by
+  # no code) hashes the values Terraform writes into the parameters each function reads
+  # at start: changing one changes the function's configuration, and Lambda starts new
+  # instances, which read the new value. Hashed from the variables and locals the values
+  # come from: a parameter's `value` attribute is sensitive and would hide the whole
+  # environment in plans. The deny list (read again every 30 s) and the idempotency
+  # secret (put out of band) are not Terraform's values and are left out.
+  issue_config_revision   = sha256(join("\n", [var.persist_url, local.resolver_base_url]))
+  resolve_config_revision = sha256(join("\n", [var.persist_url]))
 }
 
 # --- configuration ---------------------------------------------------------------
@@ -103,6 +114,7 @@ module "issue" {
     LINOONE_DENYLIST_PARAM           = aws_ssm_parameter.denylist.name
     LINOONE_METRICS_NAMESPACE        = var.metrics_namespace
     LINOONE_IDEMPOTENCY_SECRET_PARAM = aws_ssm_parameter.idempotency_secret.name
+    LINOONE_CONFIG_REVISION          = local.issue_config_revision
   })
 
   policy_statements = [
@@ -143,6 +155,7 @@ module "resolve" {
     LINOONE_PUBLISH_TIMEOUT         = var.publish_timeout
     LINOONE_METRICS_NAMESPACE       = var.metrics_namespace
     LINOONE_DENYLIST_PARAM          = aws_ssm_parameter.denylist.name
+    LINOONE_CONFIG_REVISION         = local.resolve_config_revision
   })
 
   policy_statements = [
