@@ -1,4 +1,4 @@
-// Package mgmtapi is the private management API: it implements the strict server
+// Package mgmtapi is the SigV4-signed management API: it implements the strict server
 // interface generated from openapi.yaml's management operations, checks SigV4 (or
 // trusts API Gateway's AWS_IAM), strict JSON bodies and the OpenAPI schema before a
 // request reaches the domain, and answers errors through httpapi's problem table. It
@@ -68,7 +68,7 @@ type managementServer struct {
 
 var _ management.StrictServerInterface = managementServer{}
 
-// NewManagement returns the private management API: POST /shorten,
+// NewManagement returns the SigV4-signed management API: POST /shorten,
 // GET /links/{token}, GET /links/{token}/stats, GET /healthz and the contract,
 // GET /openapi.yaml and GET /docs. Every operation but healthz and the contract needs
 // a valid signature (403 otherwise, before anything else happens), and every request

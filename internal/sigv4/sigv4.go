@@ -1,5 +1,5 @@
 // Package sigv4 verifies and produces AWS Signature Version 4 (SigV4) signed
-// HTTP requests for Linoone's private management API and for local Persist.
+// HTTP requests for Linoone's management API and for local Persist.
 //
 // In AWS, API Gateway's AWS_IAM authorizer checks the signature before a
 // request reaches us. In local mode our own server must do the same: a
