@@ -257,6 +257,65 @@ func TestDecodeValue(t *testing.T) {
 	}
 }
 
+// nested wraps inner in depth collections of the given shape, written compactly
+// as Gremlin servers write them or with @value before @type, which takes the
+// general path at every level.
+func nested(shape string, depth int, inner string) string {
+	pre, post := `{"@type":"g:List","@value":[`, `]}`
+	switch shape {
+	case "map":
+		pre = `{"@type":"g:Map","@value":["k",`
+	case "reordered":
+		pre, post = `{"@value":[`, `],"@type":"g:Set"}`
+	}
+	return strings.Repeat(pre, depth) + inner + strings.Repeat(post, depth)
+}
+
+// TestDecodeValueDepthBounded: collections nest at most maxDepth levels. Deeper
+// values are refused before the level that passes the bound is split: decoding
+// them cost the size of the value at every level, so 4,999 levels (the deepest
+// encoding/json reads) took 5.7 s and allocated 1.1 GB where this allows 32 MB.
+func TestDecodeValueDepthBounded(t *testing.T) {
+	for _, shape := range []string{"list", "map", "reordered"} {
+		t.Run(shape, func(t *testing.T) {
+			v, err := DecodeValue([]byte(nested(shape, maxDepth, `"x"`)))
+			if err != nil {
+				t.Fatalf("%d levels: %v", maxDepth, err)
+			}
+			for range maxDepth {
+				switch c := v.(type) {
+				case []any:
+					v = c[0]
+				case map[string]any:
+					v = c["k"]
+				default:
+					t.Fatalf("%d levels decoded to %#v", maxDepth, v)
+				}
+			}
+			if v != "x" {
+				t.Fatalf("%d levels: innermost value %#v", maxDepth, v)
+			}
+			if _, err := DecodeValue([]byte(nested(shape, maxDepth+1, `"x"`))); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "nested deeper than") {
+				t.Errorf("%d levels: err = %v, want ErrInvalid naming the bound", maxDepth+1, err)
+			}
+		})
+	}
+	deep := []byte(nested("list", 4999, `"x"`))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := DecodeValue(deep)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "nested deeper") {
+		t.Errorf("4,999 levels: err = %v, want ErrInvalid naming the bound", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 32<<20 {
+		t.Errorf("allocated %d MB to refuse a %d KB value", got>>20, len(deep)>>10)
+	}
+	if _, err := DecodeValue([]byte(nested("list", 10_000, `"x"`))); !errors.Is(err, ErrInvalid) {
+		t.Errorf("10,000 levels: err = %v, want ErrInvalid", err)
+	}
+}
+
 func FuzzDecodeDocument(f *testing.F) {
 	v, _ := NewVertex("short_url", Properties{"short_url_token": "7BTadEDkJ8", "n": int64(1)})
 	e, _ := NewEdge("short_url_visited", v, v, Properties{"event_identifier": "ev_1"})
@@ -323,7 +382,7 @@ func decodeGeneral(raw string) (any, error) {
 	if err := strictUnmarshal([]byte(raw), &ty); err != nil {
 		return nil, err
 	}
-	return decodeTyped(ty)
+	return decodeTyped(ty, 0)
 }
 
 // compactInt is only a faster road to what the general path decodes: every spelling

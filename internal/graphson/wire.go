@@ -279,7 +279,7 @@ func scalar(raw json.RawMessage) (any, error) {
 		if t.Type != "g:Int32" && t.Type != "g:Int64" {
 			return nil, fmt.Errorf("%w: property values must be strings, booleans or integers, got %.40q", ErrInvalid, t.Type)
 		}
-		return decodeTyped(t)
+		return decodeTyped(t, 0)
 	}
 	v, err := DecodeValue(raw)
 	if err != nil {
@@ -320,11 +320,28 @@ func strictUnmarshal(data []byte, v any) error {
 	return nil
 }
 
+// maxDepth bounds how deeply the collections (g:List, g:Set, g:Map) of a value
+// DecodeValue decodes may nest. Each level splits its value with json.Unmarshal,
+// which reads and copies everything below it, so a value costs its size times its
+// depth in time and in memory held: unbounded, a 30 KB value 1,000 levels deep took
+// 0.3 s, and a 1.2 MB Gremlin answer held a core for 75 s after the call that
+// fetched it had returned, where no timeout reached. Linoone's own answers nest
+// three levels (a list of maps of maps of counts); 32 leaves room for any answer a
+// Gremlin server gives to the queries Linoone sends and holds a hostile one to 32
+// reads of its size (1.7 s for a 4 MiB lookup answer, the most the client reads).
+const maxDepth = 32
+
 // DecodeValue decodes one typed GraphSON v3 value as Gremlin Server writes it:
 // strings and booleans plain; g:Int32 and g:Int64 as int64; g:Double and g:Float as
 // float64; g:Date and g:Timestamp as time.Time; g:UUID as string; g:List and g:Set as
 // []any; g:Map (alternating keys and values) as map[string]any; null as nil.
+// Collections nested more than maxDepth (32) levels deep are refused (ErrInvalid).
 func DecodeValue(raw json.RawMessage) (any, error) {
+	return decodeValue(raw, 0)
+}
+
+// decodeValue is DecodeValue of a value inside depth collections.
+func decodeValue(raw json.RawMessage, depth int) (any, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return nil, fmt.Errorf("%w: empty value", ErrInvalid)
@@ -354,13 +371,13 @@ func DecodeValue(raw json.RawMessage) (any, error) {
 			return n, nil
 		}
 		if t, ok := compactCollection(raw); ok {
-			return decodeTyped(t)
+			return decodeTyped(t, depth)
 		}
 		var t typed
 		if err := strictUnmarshal(raw, &t); err != nil {
 			return nil, fmt.Errorf("%w: typed value: %v", ErrInvalid, err)
 		}
-		return decodeTyped(t)
+		return decodeTyped(t, depth)
 	}
 	return nil, fmt.Errorf("%w: untyped value %.40s", ErrInvalid, raw)
 }
@@ -410,7 +427,13 @@ func compactCollection(raw []byte) (typed, bool) {
 	return typed{}, false
 }
 
-func decodeTyped(t typed) (any, error) {
+// decodeTyped decodes the typed value t, found inside depth collections. A
+// collection at maxDepth is refused before its items are split, the step that
+// reads the whole of it.
+func decodeTyped(t typed, depth int) (any, error) {
+	if depth >= maxDepth && (t.Type == "g:List" || t.Type == "g:Set" || t.Type == "g:Map") {
+		return nil, fmt.Errorf("%w: collections nested deeper than %d levels", ErrInvalid, maxDepth)
+	}
 	switch t.Type {
 	case "g:Int32", "g:Int64":
 		n, err := strconv.ParseInt(string(bytes.TrimSpace(t.Value)), 10, 64)
@@ -443,7 +466,7 @@ func decodeTyped(t typed) (any, error) {
 		}
 		out := make([]any, 0, len(items))
 		for _, it := range items {
-			v, err := DecodeValue(it)
+			v, err := decodeValue(it, depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -460,7 +483,7 @@ func decodeTyped(t typed) (any, error) {
 		}
 		out := make(map[string]any, len(items)/2)
 		for i := 0; i < len(items); i += 2 {
-			k, err := DecodeValue(items[i])
+			k, err := decodeValue(items[i], depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -468,7 +491,7 @@ func decodeTyped(t typed) (any, error) {
 			if !ok {
 				return nil, fmt.Errorf("%w: g:Map key %T is not a string", ErrInvalid, k)
 			}
-			v, err := DecodeValue(items[i+1])
+			v, err := decodeValue(items[i+1], depth+1)
 			if err != nil {
 				return nil, err
 			}

@@ -331,3 +331,21 @@ func TestTwoVerticesForOneToken(t *testing.T) {
 		})
 	}
 }
+
+// TestDeeplyNestedAnswerRefused: an answer whose collections nest past graphson's
+// bound is refused as malformed, not decoded level by level: each level reread the
+// rest of the answer, after the call and its timeout were over (a 1.2 MB answer held
+// a core for 75 s).
+func TestDeeplyNestedAnswerRefused(t *testing.T) {
+	const depth = 1000
+	data := strings.Repeat(`{"@type":"g:List","@value":[`, depth) + `"x"` + strings.Repeat(`]}`, depth)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, `{"status":{"code":200,"message":""},"result":{"data":`+data+`}}`)
+	}))
+	defer srv.Close()
+	_, err := newClient(t, srv.URL, false).Lookup(context.Background(), "7BTadEDkJ8")
+	var perr *persist.Error
+	if !errors.As(err, &perr) || perr.Kind != persist.KindMalformed || !errors.Is(err, shorturl.ErrUnavailable) || !strings.Contains(err.Error(), "nested deeper") {
+		t.Fatalf("err = %v, want a malformed answer refused for its nesting", err)
+	}
+}
