@@ -60,10 +60,20 @@ type plan struct {
 	steps []step
 }
 
+// maxPlanParameters bounds the values a plan binds as SQL parameters. SQLite
+// refuses a statement with more than 32,766 (SQLITE_MAX_VARIABLE_NUMBER as
+// modernc.org/sqlite builds it), and a list binding may hold maxBindingList values,
+// one parameter each: used four times, within(t, t, t, t), it failed in SQLite as
+// a storage failure. Every value any of the plan's statements may bind is counted,
+// so the count bounds each statement's.
+const maxPlanParameters = 32_000
+
 // compile checks a parsed script against the supported subset and resolves its
-// bindings. Every error is a *scriptError.
+// bindings. An error is a *scriptError, or a *limitError when the plan would bind
+// more than maxPlanParameters values.
 func compile(src string, root *traversal, bindings map[string]any) (*plan, error) {
-	c := compiler{src: src, bindings: bindings}
+	// The start query always binds its LIMIT.
+	c := compiler{src: src, bindings: bindings, params: 1}
 	source := root.calls[0]
 	switch {
 	case source.name != "V":
@@ -81,10 +91,22 @@ func compile(src string, root *traversal, bindings map[string]any) (*plan, error
 type compiler struct {
 	src      string
 	bindings map[string]any
+	params   int // the SQL parameters the steps compiled so far may bind
 }
 
 func (c *compiler) errorf(pos int, format string, args ...any) error {
 	return errAt(c.src, pos, format, args...)
+}
+
+// bind counts n more values the plan may bind as SQL parameters and refuses the
+// script once they pass maxPlanParameters. withinValues calls it before it copies
+// a list into the plan, so a list used many times is refused before it costs.
+func (c *compiler) bind(n int) error {
+	c.params += n
+	if c.params > maxPlanParameters {
+		return &limitError{msg: fmt.Sprintf("the traversal binds %d values or more as SQL parameters, over the limit of %d", c.params, maxPlanParameters)}
+	}
+	return nil
 }
 
 const supportedSteps = "hasLabel, has, limit, count, values, outE, inE, id, label, project/by, group/by, groupCount/by"
@@ -101,7 +123,9 @@ func (c *compiler) steps(calls []*call) ([]step, error) {
 			if len(cl.args) == 0 {
 				return nil, c.errorf(cl.pos, "hasLabel() needs at least one label")
 			}
-			st.labels, err = c.strings(cl)
+			if st.labels, err = c.strings(cl); err == nil {
+				err = c.bind(len(st.labels))
+			}
 		case "has":
 			st.kind = stepHas
 			if len(cl.args) != 2 {
@@ -121,6 +145,9 @@ func (c *compiler) steps(calls []*call) ([]step, error) {
 				if _, isList := st.value.([]any); isList && err == nil {
 					return nil, c.errorf(a.pos, "has() compares with one value: use within(%s) for a list", a.str)
 				}
+			}
+			if err == nil && st.within == nil {
+				err = c.bind(2) // one value, which an inE() binds in each half of its union
 			}
 		case "limit":
 			st.kind = stepLimit
@@ -158,7 +185,9 @@ func (c *compiler) steps(calls []*call) ([]step, error) {
 			if cl.name == "inE" {
 				st.kind = stepInE
 			}
-			st.labels, err = c.strings(cl)
+			if st.labels, err = c.strings(cl); err == nil {
+				err = c.bind(2 * (1 + len(st.labels))) // the vertex id and the labels, twice for an inE()
+			}
 		case "project":
 			st.kind = stepProject
 			var n int
@@ -259,11 +288,14 @@ func (c *compiler) withinValues(cl *call) ([]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if list, ok := v.([]any); ok {
-			values = append(values, list...)
-			continue
+		list, ok := v.([]any)
+		if !ok {
+			list = []any{v}
 		}
-		values = append(values, v)
+		if err := c.bind(len(list)); err != nil {
+			return nil, err
+		}
+		values = append(values, list...)
 	}
 	return values, nil
 }

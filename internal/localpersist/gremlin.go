@@ -55,19 +55,25 @@ func (s *Store) handleGremlin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data, err := s.run(ctx, script, bindings)
+	if err == nil {
+		writeGremlin(w, http.StatusOK, codeSuccess, "", data)
+		return
+	}
+	// Declared past the answer: errors.As moves its targets to the heap, an
+	// allocation a request that succeeds need not pay.
 	var serr *scriptError
+	var lerr *limitError
 	switch {
+	case errors.As(err, &lerr):
+		writeGremlin(w, http.StatusBadRequest, codeInvalidRequestArguments, lerr.Error(), nil)
 	case errors.As(err, &serr):
 		s.log.DebugContext(ctx, "gremlin script error", "error", err)
 		writeGremlin(w, http.StatusInternalServerError, codeScriptEvaluationError, err.Error(), nil)
-	case err != nil:
-		if ctx.Err() != nil {
-			return // the client went away
-		}
+	case ctx.Err() != nil:
+		return // the client went away
+	default:
 		s.log.ErrorContext(ctx, "gremlin evaluation failed", "error", err)
 		writeGremlin(w, http.StatusInternalServerError, codeServerError, "storage failure while evaluating the traversal", nil)
-	default:
-		writeGremlin(w, http.StatusOK, codeSuccess, "", data)
 	}
 }
 
@@ -139,6 +145,16 @@ const maxScriptBytes = 64 << 10
 // maxBindingList bounds a list binding (within(…)): each value is an SQL parameter,
 // and SQLite takes at most 32,766 in a statement. Linoone's largest is 1,000 tokens.
 const maxBindingList = 10_000
+
+// limitError is a script that asks for more than local Persist's bounds allow
+// (maxPlanParameters). Like a request over maxScriptBytes or maxBindingList, it is
+// refused as invalid request arguments, HTTP 400 / 499: sending it again cannot
+// succeed, and it is no failure of the store.
+type limitError struct {
+	msg string
+}
+
+func (e *limitError) Error() string { return e.msg }
 
 // decodeGremlinRequest reads {"gremlin": "…", "bindings": {…}} strictly. Binding values
 // are plain JSON strings, integers and booleans, or arrays of them (a List on Gremlin

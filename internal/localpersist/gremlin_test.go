@@ -259,7 +259,8 @@ func TestGremlinElements(t *testing.T) {
 
 // TestScriptAndListsBounded: a script over maxScriptBytes is refused with 400 before it
 // is tokenised; the largest Linoone sends (1,000 tokens inlined as literals, as for
-// Neptune) is served. So is a list binding over maxBindingList.
+// Neptune) is served. So is a list binding over maxBindingList, and a traversal that
+// binds more than maxPlanParameters values.
 func TestScriptAndListsBounded(t *testing.T) {
 	e := newEnv(t, Options{})
 	status, r := e.gremlin(t, "g.V().limit(1)"+strings.Repeat(" ", maxScriptBytes), nil)
@@ -288,5 +289,22 @@ func TestScriptAndListsBounded(t *testing.T) {
 	}
 	if status, r := e.gremlin(t, lookup, map[string]any{"tokens": tokens[:maxBindingList]}); status != http.StatusOK {
 		t.Errorf("a list binding of %d values: HTTP %d, %q", maxBindingList, status, r.Status.Message)
+	}
+	// Nor does a list binding used again and again get past SQLite's bound of 32,766
+	// parameters in a statement: the plan's are counted and refused past
+	// maxPlanParameters. Three uses are still served.
+	full := map[string]any{"t": tokens[:maxBindingList]}
+	for script, ok := range map[string]bool{
+		"g.V().has('short_url_token', within(t, t, t)).count()":    true,
+		"g.V().has('short_url_token', within(t, t, t, t)).count()": false,
+		"g.V().has('short_url_token', within(t)).has('short_url_token', within(t)).has('short_url_token', within(t)).has('short_url_token', within(t)).count()": false,
+	} {
+		status, r := e.gremlin(t, script, full)
+		switch {
+		case ok && status != http.StatusOK:
+			t.Errorf("%s: HTTP %d, %q", script, status, r.Status.Message)
+		case !ok && (status != http.StatusBadRequest || r.Status.Code != codeInvalidRequestArguments || !strings.Contains(r.Status.Message, "over the limit")):
+			t.Errorf("%s: HTTP %d, code %d, %q; want 400 / 499 naming the limit", script, status, r.Status.Code, r.Status.Message)
+		}
 	}
 }

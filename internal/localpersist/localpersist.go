@@ -17,9 +17,11 @@
 // has(key, gte(x)) — limit, count, values, outE, inE, id, label, project with one
 // by() per key, and group().by(key).by(key)) in the Gremlin Server HTTP shape with
 // typed GraphSON v3. Results come in element-id order; created_at reads like any
-// other property; a project() key whose by() finds no value is left out of the map. Errors use
-// Gremlin Server's codes: a malformed request is HTTP 400 / 499, a script that cannot
-// be evaluated (syntax, unsupported step, unbound variable, wrong type) HTTP 500 / 597,
+// other property; a project() key whose by() finds no value is left out of the map.
+// Errors use Gremlin Server's codes: a malformed request, or one past local
+// Persist's bounds (a script over 64 KB, a list binding over 10,000 values, a
+// traversal binding over 32,000), is HTTP 400 / 499, a script that cannot be
+// evaluated (syntax, unsupported step, unbound variable, wrong type) HTTP 500 / 597,
 // a storage failure HTTP 500 / 500. Nothing outside the subset is guessed at.
 //
 // With an [Authenticator] (Options.Authenticator; linoone serve always sets one, a
