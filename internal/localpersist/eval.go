@@ -472,8 +472,13 @@ func (s *Store) groupBy(ctx context.Context, src string, st *step, in []any) ([]
 
 // appendResult writes one traversal result as a typed GraphSON v3 value. Vertices
 // and edges are written as reference elements (id and label, as Gremlin Server does
-// under ReferenceElementStrategy); everything else by graphson.AppendValue.
-func appendResult(b []byte, v any) ([]byte, error) {
+// under ReferenceElementStrategy), lists and maps item by item, so that the bound
+// on the answer is checked before each, and everything else by
+// graphson.AppendValue.
+func appendResult(b []byte, v any, limit int) ([]byte, error) {
+	if len(b) > limit {
+		return nil, answerTooLarge(limit)
+	}
 	switch v := v.(type) {
 	case *vertex:
 		b = append(b, `{"@type":"g:Vertex","@value":{"id":`...)
@@ -496,14 +501,8 @@ func appendResult(b []byte, v any) ([]byte, error) {
 		b = appendJSONString(b, v.outV)
 		return append(b, "}}"...), nil
 	case []any:
-		if !containsElement(v) {
-			return graphson.AppendValue(b, v)
-		}
-		return appendResults(b, v)
+		return appendResults(b, v, limit)
 	case map[string]any:
-		if !containsElement(v) {
-			return graphson.AppendValue(b, v)
-		}
 		keys := make([]string, 0, len(v))
 		for k := range v {
 			keys = append(keys, k)
@@ -517,7 +516,7 @@ func appendResult(b []byte, v any) ([]byte, error) {
 			b = appendJSONString(b, k)
 			b = append(b, ',')
 			var err error
-			if b, err = appendResult(b, v[k]); err != nil {
+			if b, err = appendResult(b, v[k], limit); err != nil {
 				return nil, err
 			}
 		}
@@ -526,40 +525,27 @@ func appendResult(b []byte, v any) ([]byte, error) {
 	return graphson.AppendValue(b, v)
 }
 
-// containsElement reports whether v holds a vertex or an edge at any depth (a
-// project() inside a project(), a list of them), which graphson.AppendValue cannot
-// write.
-func containsElement(v any) bool {
-	switch v := v.(type) {
-	case *vertex, *edge:
-		return true
-	case map[string]any:
-		for _, x := range v {
-			if containsElement(x) {
-				return true
-			}
-		}
-	case []any:
-		for _, x := range v {
-			if containsElement(x) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// appendResults writes results as a g:List.
-func appendResults(b []byte, results []any) ([]byte, error) {
+// appendResults writes results as a g:List. It refuses (a *limitError) once the
+// encoding, b included, passes limit bytes: the answer stops growing within one
+// scalar value of its bound.
+func appendResults(b []byte, results []any, limit int) ([]byte, error) {
 	b = append(b, `{"@type":"g:List","@value":[`...)
 	for i, v := range results {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		var err error
-		if b, err = appendResult(b, v); err != nil {
+		if b, err = appendResult(b, v, limit); err != nil {
 			return nil, err
 		}
 	}
-	return append(b, "]}"...), nil
+	b = append(b, "]}"...)
+	if len(b) > limit {
+		return nil, answerTooLarge(limit)
+	}
+	return b, nil
+}
+
+func answerTooLarge(limit int) error {
+	return &limitError{msg: fmt.Sprintf("the answer is over the limit of %d bytes: ask for fewer or smaller values", limit)}
 }

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/linoone/linoone/internal/graphson"
 )
@@ -91,7 +92,7 @@ func (s *Store) run(ctx context.Context, script string, bindings map[string]any)
 	if err != nil {
 		return nil, err
 	}
-	data, err := appendResults(make([]byte, 0, 256), results)
+	data, err := appendResults(make([]byte, 0, 256), results, s.maxAnswer)
 	if err != nil {
 		return nil, fmt.Errorf("encode results: %w", err)
 	}
@@ -147,9 +148,10 @@ const maxScriptBytes = 64 << 10
 const maxBindingList = 10_000
 
 // limitError is a script that asks for more than local Persist's bounds allow
-// (maxPlanParameters). Like a request over maxScriptBytes or maxBindingList, it is
-// refused as invalid request arguments, HTTP 400 / 499: sending it again cannot
-// succeed, and it is no failure of the store.
+// (maxPlanParameters, maxProjectKeys, Options.MaxAnswerBytes). Like a request over
+// maxScriptBytes or maxBindingList, it is refused as invalid request arguments,
+// HTTP 400 / 499: sending it again cannot succeed, and it is no failure of the
+// store.
 type limitError struct {
 	msg string
 }
@@ -319,15 +321,15 @@ func writeGremlin(w http.ResponseWriter, httpStatus, code int, message string, d
 	_, _ = w.Write(b)
 }
 
-// appendJSONString writes s as a JSON string.
+// appendJSONString writes s as a JSON string, as graphson.AppendValue does, without
+// converting it to an interface (an allocation for each key of every map).
 func appendJSONString(b []byte, s string) []byte {
-	out, err := graphson.AppendValue(b, s)
-	if err != nil {
-		// Not valid UTF-8: let encoding/json substitute U+FFFD.
-		q, _ := json.Marshal(s)
-		return append(b, q...)
+	if utf8.ValidString(s) {
+		return graphson.AppendString(b, s)
 	}
-	return out
+	// Not valid UTF-8: let encoding/json substitute U+FFFD.
+	q, _ := json.Marshal(s)
+	return append(b, q...)
 }
 
 // newRequestID returns a random (version 4) UUID.

@@ -2,8 +2,10 @@ package localpersist
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -306,5 +308,92 @@ func TestScriptAndListsBounded(t *testing.T) {
 		case !ok && (status != http.StatusBadRequest || r.Status.Code != codeInvalidRequestArguments || !strings.Contains(r.Status.Message, "over the limit")):
 			t.Errorf("%s: HTTP %d, code %d, %q; want 400 / 499 naming the limit", script, status, r.Status.Code, r.Status.Message)
 		}
+	}
+}
+
+// TestProjectKeysBounded: a project() of more than maxProjectKeys keys, each of which
+// every traverser evaluates, is refused as a bad request; one of maxProjectKeys is
+// served.
+func TestProjectKeysBounded(t *testing.T) {
+	e := newEnv(t, Options{})
+	seedGraph(t, e)
+	script := func(n int) string {
+		keys := make([]string, n)
+		for i := range keys {
+			keys[i] = fmt.Sprintf("'k%d'", i)
+		}
+		return "g.V().hasLabel('sample').project(" + strings.Join(keys, ",") + ")" + strings.Repeat(".by('name')", n)
+	}
+	if status, r := e.gremlin(t, script(maxProjectKeys), nil); status != http.StatusOK {
+		t.Errorf("%d keys: HTTP %d, %q", maxProjectKeys, status, r.Status.Message)
+	}
+	status, r := e.gremlin(t, script(maxProjectKeys+1), nil)
+	if status != http.StatusBadRequest || r.Status.Code != codeInvalidRequestArguments || !strings.Contains(r.Status.Message, "over the limit") {
+		t.Errorf("%d keys: HTTP %d, code %d, %q; want 400 / 499 naming the limit", maxProjectKeys+1, status, r.Status.Code, r.Status.Message)
+	}
+}
+
+// TestAnswerBounded: an answer whose result data would pass Options.MaxAnswerBytes
+// is refused as a bad request; one of exactly the bound is served. The bound holds
+// within one result too: group() answers a single map.
+func TestAnswerBounded(t *testing.T) {
+	answer := func(t *testing.T, script string, limit int) (int, gremlinReply) {
+		t.Helper()
+		e := newEnv(t, Options{MaxAnswerBytes: limit})
+		seedGraph(t, e)
+		return e.gremlin(t, script, nil)
+	}
+	for _, script := range []string{
+		"g.V().hasLabel('short_url').values('target_url')",
+		"g.V().hasLabel('short_url').group().by('short_url_token').by('target_url')",
+	} {
+		t.Run(script, func(t *testing.T) {
+			_, r := answer(t, script, 0)
+			size := len(r.Result.Data)
+			if status, r := answer(t, script, size); status != http.StatusOK || len(r.Result.Data) != size {
+				t.Errorf("a %d-byte answer within its bound: HTTP %d, %q", size, status, r.Status.Message)
+			}
+			status, r := answer(t, script, size-1)
+			if status != http.StatusBadRequest || r.Status.Code != codeInvalidRequestArguments || !strings.Contains(r.Status.Message, "over the limit") {
+				t.Errorf("a %d-byte answer over a bound of %d: HTTP %d, code %d, %q; want 400 / 499 naming the limit", size, size-1, status, r.Status.Code, r.Status.Message)
+			}
+		})
+	}
+}
+
+// TestAnswerStopsGrowingAtItsBound: the bound is checked before each value of a
+// result, so one map of 16 MiB is given up a value past the bound, not built whole.
+func TestAnswerStopsGrowingAtItsBound(t *testing.T) {
+	big := strings.Repeat("x", 64<<10)
+	m := make(map[string]any, 256)
+	for i := range 256 {
+		m[fmt.Sprintf("k%03d", i)] = big
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := appendResults(make([]byte, 0, 256), []any{m}, 1<<20)
+	runtime.ReadMemStats(&after)
+	var lerr *limitError
+	if !errors.As(err, &lerr) {
+		t.Fatalf("err = %v, want a *limitError", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 16<<20 {
+		t.Errorf("allocated %d MB to refuse a 16 MiB answer over a bound of 1 MiB", got>>20)
+	}
+}
+
+// TestAppendResultAgreesWithAppendValue: lists and maps without elements, which
+// appendResult writes item by item to check the bound before each, come out byte
+// for byte as graphson.AppendValue writes them.
+func TestAppendResultAgreesWithAppendValue(t *testing.T) {
+	v := []any{"a", int64(-3), true, nil, []any{[]any{"x"}, []any{}},
+		map[string]any{"z": []any{}, "b": map[string]any{"c": "caf\u00e9 \"q\" \\ \u0001"}, "a": int64(7), "é": map[string]any{}}}
+	want, err := graphson.AppendValue(nil, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := appendResult(nil, v, DefaultMaxAnswerBytes)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("appendResult = %s, %v\nwant %s", got, err, want)
 	}
 }

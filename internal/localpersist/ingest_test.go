@@ -442,6 +442,9 @@ func TestOpenRejects(t *testing.T) {
 	if _, err := Open(ctx, t.TempDir()+"/x.db", Options{MaxBatch: -1}); err == nil {
 		t.Error("negative batch accepted")
 	}
+	if _, err := Open(ctx, t.TempDir()+"/x.db", Options{MaxAnswerBytes: -1}); err == nil {
+		t.Error("negative answer bound accepted")
+	}
 	if _, err := Open(ctx, t.TempDir()+"/missing/dir/x.db", Options{}); err == nil {
 		t.Error("path in a missing directory accepted")
 	}
