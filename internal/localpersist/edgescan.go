@@ -249,6 +249,9 @@ func (s *Store) loadEdges(ctx context.Context, query string, args []any, out *[]
 // left out (TinkerPop 3.6+ by() semantics) and keys must be strings.
 func (s *Store) groupCountInto(ctx context.Context, src string, st *step, in []any, counts map[string]any) error {
 	for _, t := range in {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		props, err := s.propertiesOf(src, st, t)
 		if err != nil {
 			return err

@@ -256,7 +256,7 @@ func (s *Store) apply(ctx context.Context, src string, steps []step, in []any) (
 		var err error
 		switch st.kind {
 		case stepHasLabel:
-			in, err = filter(in, func(t any) (bool, error) {
+			in, err = filter(ctx, in, func(t any) (bool, error) {
 				el, err := asElement(src, st, t)
 				if err != nil {
 					return false, err
@@ -265,7 +265,7 @@ func (s *Store) apply(ctx context.Context, src string, steps []step, in []any) (
 				return slices.Contains(st.labels, label), nil
 			})
 		case stepHas:
-			in, err = filter(in, func(t any) (bool, error) {
+			in, err = filter(ctx, in, func(t any) (bool, error) {
 				props, err := s.propertiesOf(src, st, t)
 				if err != nil {
 					return false, err
@@ -366,9 +366,16 @@ func typeName(t any) string {
 	return fmt.Sprintf("a %T", t)
 }
 
-func filter(in []any, keep func(any) (bool, error)) ([]any, error) {
+// filter keeps the traversers of in that keep keeps. It, and every other loop over
+// traversers that runs no statement (values, project, groupBy, groupCountInto),
+// stops when ctx is done: a client that hung up would otherwise wait on nothing
+// while a large traversal is evaluated to the end.
+func filter(ctx context.Context, in []any, keep func(any) (bool, error)) ([]any, error) {
 	out := in[:0]
 	for _, t := range in {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		ok, err := keep(t)
 		if err != nil {
 			return nil, err
@@ -394,6 +401,9 @@ func (s *Store) propertiesOf(src string, st *step, t any) (map[string]any, error
 func (s *Store) values(ctx context.Context, src string, st *step, in []any) ([]any, error) {
 	var out []any
 	for _, t := range in {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		props, err := s.propertiesOf(src, st, t)
 		if err != nil {
 			return nil, err
@@ -411,6 +421,9 @@ func (s *Store) values(ctx context.Context, src string, st *step, in []any) ([]a
 func (s *Store) project(ctx context.Context, src string, st *step, in []any) ([]any, error) {
 	out := make([]any, 0, len(in))
 	for _, t := range in {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		m := make(map[string]any, len(st.proj))
 		for _, pr := range st.proj {
 			if pr.isTrav {
@@ -444,6 +457,9 @@ func (s *Store) project(ctx context.Context, src string, st *step, in []any) ([]
 func (s *Store) groupBy(ctx context.Context, src string, st *step, in []any) ([]any, error) {
 	groups := make(map[string]any)
 	for _, t := range in {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		props, err := s.propertiesOf(src, st, t)
 		if err != nil {
 			return nil, err

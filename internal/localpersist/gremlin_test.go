@@ -2,6 +2,7 @@ package localpersist
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -395,5 +396,41 @@ func TestAppendResultAgreesWithAppendValue(t *testing.T) {
 	got, err := appendResult(nil, v, DefaultMaxAnswerBytes)
 	if err != nil || !bytes.Equal(got, want) {
 		t.Errorf("appendResult = %s, %v\nwant %s", got, err, want)
+	}
+}
+
+// TestEvaluationStopsWhenTheClientLeaves: each loop over traversers that runs no
+// statement gives up once the request's context is done, rather than finish a
+// large traversal for a client that hung up.
+func TestEvaluationStopsWhenTheClientLeaves(t *testing.T) {
+	e := newEnv(t, Options{})
+	seedGraph(t, e)
+	for _, script := range []string{
+		"g.V().limit(100).hasLabel('short_url')",
+		"g.V().has('name', 'x')",
+		"g.V().values('short_url_token')",
+		"g.V().project('a').by('short_url_token')",
+		"g.V().group().by('short_url_token').by('target_url')",
+		"g.V().groupCount().by('short_url_token')",
+	} {
+		t.Run(script, func(t *testing.T) {
+			root, err := parse(script)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := compile(script, root, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in, rest, err := e.store.start(t.Context(), p)
+			if err != nil || len(in) == 0 || len(rest) != 1 {
+				t.Fatalf("start: %d traversers, %d steps left, %v", len(in), len(rest), err)
+			}
+			gone, cancel := context.WithCancel(t.Context())
+			cancel()
+			if out, err := e.store.apply(gone, p.src, rest, in); !errors.Is(err, context.Canceled) {
+				t.Errorf("%s() after the client left: %d results, %v; want context.Canceled", rest[0].name, len(out), err)
+			}
+		})
 	}
 }
