@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -138,13 +139,37 @@ func parse[T any](r *reader, name, def string, p func(string) (T, error)) T {
 
 // httpURL reads an optional http(s) URL: a host, a port from 1 to 65535 if any, a
 // path if any, and no query, fragment or userinfo (the clients append their routes
-// to it), as a resolver base URL.
+// to it), as a resolver base URL. The message shows the value with its userinfo
+// masked: it is refused because it may hold a password, and goes to a terminal or a
+// log.
 func (r *reader) httpURL(name, def string) string {
 	v := r.get(name, def)
 	if _, _, err := shorturl.ParseBaseURL(v); v != "" && err != nil {
-		r.bad(name, "%q is not an http(s) URL with a host and no query, fragment or userinfo", v)
+		r.bad(name, "%q is not an http(s) URL with a host and no query, fragment or userinfo", redactURL(v))
 	}
 	return v
+}
+
+// redactURL is raw with its userinfo, password or user name (which may be a
+// token), replaced by xxxxx. A value that does not parse as a URL is masked from
+// its "://" (or its start) up to its last "@".
+func redactURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		if u.User == nil {
+			return raw
+		}
+		u.User = url.User("xxxxx")
+		return u.String()
+	}
+	at := strings.LastIndex(raw, "@")
+	if at < 0 {
+		return raw
+	}
+	start := 0
+	if i := strings.Index(raw, "://"); i >= 0 && i < at {
+		start = i + len("://")
+	}
+	return raw[:start] + "xxxxx" + raw[at:]
 }
 
 // ssmParam reads an optional SSM parameter name.

@@ -193,3 +193,22 @@ func TestAddressesAndURLsThatNameNoOne(t *testing.T) {
 		}
 	}
 }
+
+// TestBadURLMessageMasksUserinfo: a service URL with userinfo is refused, and the
+// message, which goes to a terminal or a log, must not carry the password (nor a
+// token given as the user name).
+func TestBadURLMessageMasksUserinfo(t *testing.T) {
+	for _, tt := range []struct {
+		value, want string
+	}{
+		{"https://admin:PASS@persist.example/prod", `"https://xxxxx@persist.example/prod"`},
+		{"https://PASS@persist.example", `"https://xxxxx@persist.example"`},
+		{"http://admin:PASS@[::1", `"http://xxxxx@[::1"`}, // does not parse
+		{"persist:8082", `"persist:8082"`},
+	} {
+		_, err := LoadServe(env(map[string]string{"LINOONE_PERSIST_URL": tt.value}))
+		if err == nil || !strings.Contains(err.Error(), "LINOONE_PERSIST_URL: "+tt.want+" is not an http(s) URL") || strings.Contains(err.Error(), "PASS") {
+			t.Errorf("%s: %v, want it shown as %s", tt.value, err, tt.want)
+		}
+	}
+}
