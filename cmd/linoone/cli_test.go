@@ -265,3 +265,34 @@ func TestSignedCommandsFollowNoRedirect(t *testing.T) {
 		t.Fatalf("the host redirected to got %d signed requests", n)
 	}
 }
+
+// TestManagementURLWithUserinfoIsRefused: SigV4 signs in a header, so a password in
+// the management URL serves nothing, and the messages that name the URL (a refused
+// connection here) would print it. The flag is a command line the CLI cannot run
+// (exit 2), the variable a bad configuration (exit 1); neither message shows it.
+func TestManagementURLWithUserinfoIsRefused(t *testing.T) {
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close() // a refused connection: the error names the URL
+	withPassword := strings.Replace(dead.URL, "http://", "http://producer:PASS@", 1)
+	for _, tt := range []struct {
+		args []string
+		env  string // LINOONE_MANAGEMENT_URL
+		code int
+	}{
+		{[]string{"shorten", "--management-url", withPassword, "https://example.com/a"}, "", 2},
+		{[]string{"inspect", "--management-url", withPassword, "7BTadEDkJ8"}, "", 2},
+		{[]string{"stats", "--management-url", withPassword, "7BTadEDkJ8"}, "", 2},
+		{[]string{"shorten", "https://example.com/a"}, withPassword, 1},
+		{[]string{"shorten", "--file", "-"}, withPassword, 1},
+	} {
+		env := map[string]string{
+			"LINOONE_DATA_DIR": t.TempDir(), "LINOONE_MANAGEMENT_URL": tt.env,
+			sigv4.EnvAccessKeyID: "LNKUSERINFOTEST00001", sigv4.EnvSecretAccessKey: "userinfo-test-secret-userinfo-test-secret",
+		}
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), tt.args, func(k string) string { return env[k] }, &out, &errOut)
+		if code != tt.code || strings.Contains(errOut.String(), "PASS") || !strings.Contains(errOut.String(), "xxxxx@") {
+			t.Errorf("%v (LINOONE_MANAGEMENT_URL %q): exit %d, want %d, and the userinfo masked:\n%s", tt.args, tt.env, code, tt.code, errOut.String())
+		}
+	}
+}

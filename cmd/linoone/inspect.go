@@ -30,13 +30,13 @@ example:
 // inspect prints GET /links/{token} through the generated client.
 func inspect(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	fs := newFlags("inspect")
-	endpoint := managementURLFlag(fs)
+	managementURLFlag(fs)
 	asJSON := fs.Bool("json", false, "print the API's JSON answer")
 	pos, err := parse(fs, args, 1, 1)
 	if err != nil {
 		return err
 	}
-	client, base, err := managementClient(getenv, *endpoint, 30*time.Second)
+	client, base, err := managementClient(getenv, fs, 30*time.Second)
 	if err != nil {
 		return err
 	}
@@ -64,16 +64,25 @@ func tokenOf(s string) string {
 }
 
 // managementURLFlag is the --management-url flag of every command that calls the
-// management API; managementClient takes its value.
-func managementURLFlag(fs *flag.FlagSet) *string {
-	return fs.String("management-url", "", "management API base URL (default $LINOONE_MANAGEMENT_URL or http://$LINOONE_MANAGEMENT_ADDR)")
+// management API; managementClient reads it.
+func managementURLFlag(fs *flag.FlagSet) {
+	fs.String("management-url", "", "management API base URL (default $LINOONE_MANAGEMENT_URL or http://$LINOONE_MANAGEMENT_ADDR)")
 }
 
 // managementClient is the generated management client, signing with the producer's
-// credentials, and the base URL it talks to. It follows no redirect: the transport
-// signs every request it sends, so a redirect to another host would be handed a
-// fresh signature (and the body) to replay against this API.
-func managementClient(getenv func(string) string, endpoint string, timeout time.Duration) (*management.ClientWithResponses, string, error) {
+// credentials, and the base URL it talks to, as messages show it. It follows no
+// redirect: the transport signs every request it sends, so a redirect to another
+// host would be handed a fresh signature (and the body) to replay against this API.
+// A management URL with userinfo is refused, as LINOONE_MANAGEMENT_URL is by config:
+// SigV4 signs in a header, so a password there serves nothing, and every message
+// naming the URL would print it.
+func managementClient(getenv func(string) string, fs *flag.FlagSet, timeout time.Duration) (*management.ClientWithResponses, string, error) {
+	endpoint := fs.Lookup("management-url").Value.String()
+	if endpoint != "" {
+		if err := config.CheckServiceURL(endpoint); err != nil {
+			return nil, "", &usageError{fs: fs, err: fmt.Errorf("--management-url %w", err)}
+		}
+	}
 	cfg, err := config.LoadShorten(getenv)
 	if err != nil {
 		return nil, "", err
@@ -92,5 +101,9 @@ func managementClient(getenv func(string) string, endpoint string, timeout time.
 	if err != nil {
 		return nil, "", fmt.Errorf("management client: %w", err)
 	}
-	return client, base, nil
+	u, err := url.Parse(base)
+	if err != nil {
+		return nil, "", fmt.Errorf("management client: %w", err)
+	}
+	return client, u.Redacted(), nil
 }

@@ -18,7 +18,7 @@ import (
 // through POST /shorten/batch (bulk.go).
 func shorten(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlags("shorten")
-	endpoint := managementURLFlag(fs)
+	managementURLFlag(fs)
 	asJSON := fs.Bool("json", false, `print the answer as JSON: {"short_url","token"} (with --file: one JSON object per line)`)
 	bulk := bulkFlags(fs)
 	pos, err := parse(fs, args, 0, 1)
@@ -28,7 +28,7 @@ func shorten(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
-	client, base, err := managementClient(getenv, *endpoint, bulk.timeout())
+	client, base, err := managementClient(getenv, fs, bulk.timeout())
 	if err != nil {
 		return err
 	}

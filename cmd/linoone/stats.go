@@ -25,7 +25,7 @@ example:
 // stats prints GET /links/{token}/stats through the generated client as a table.
 func stats(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	fs := newFlags("stats")
-	endpoint := managementURLFlag(fs)
+	managementURLFlag(fs)
 	from := fs.String("from", "", "first UTC day, YYYY-MM-DD (default: 29 days before --to)")
 	to := fs.String("to", "", "last UTC day, YYYY-MM-DD (default: today)")
 	asJSON := fs.Bool("json", false, "print the API's JSON answer")
@@ -33,7 +33,7 @@ func stats(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	client, base, err := managementClient(getenv, *endpoint, 30*time.Second)
+	client, base, err := managementClient(getenv, fs, 30*time.Second)
 	if err != nil {
 		return err
 	}

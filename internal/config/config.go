@@ -137,17 +137,28 @@ func parse[T any](r *reader, name, def string, p func(string) (T, error)) T {
 	return v
 }
 
-// httpURL reads an optional http(s) URL: a host, a port from 1 to 65535 if any, a
-// path if any, and no query, fragment or userinfo (the clients append their routes
-// to it), as a resolver base URL. The message shows the value with its userinfo
-// masked: it is refused because it may hold a password, and goes to a terminal or a
-// log.
+// httpURL reads an optional service URL (CheckServiceURL).
 func (r *reader) httpURL(name, def string) string {
 	v := r.get(name, def)
-	if _, _, err := shorturl.ParseBaseURL(v); v != "" && err != nil {
-		r.bad(name, "%q is not an http(s) URL with a host and no query, fragment or userinfo", redactURL(v))
+	if v == "" {
+		return v
+	}
+	if err := CheckServiceURL(v); err != nil {
+		r.bad(name, "%v", err)
 	}
 	return v
+}
+
+// CheckServiceURL checks the base URL of a service that a client appends its routes
+// to: an http(s) URL with a host, a port from 1 to 65535 if any, a path if any, and
+// no query, fragment or userinfo, as a resolver base URL. The error shows raw with
+// its userinfo masked: it is refused because it may hold a password, and the
+// message goes to a terminal or a log.
+func CheckServiceURL(raw string) error {
+	if _, _, err := shorturl.ParseBaseURL(raw); err != nil {
+		return fmt.Errorf("%q is not an http(s) URL with a host and no query, fragment or userinfo", redactURL(raw))
+	}
+	return nil
 }
 
 // redactURL is raw with its userinfo, password or user name (which may be a

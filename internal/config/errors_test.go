@@ -34,7 +34,8 @@ func TestReportsEveryBadVariable(t *testing.T) {
 			"LINOONE_PERSIST_URL": "persist:8082", "LINOONE_PERSIST_TIMEOUT": "0s", "LINOONE_LOG_LEVEL": "loud",
 		}},
 		{"replay", loader(LoadReplay), map[string]string{"LINOONE_REGION": "moon-1", "LINOONE_BUS_FAULT": "sometimes"}},
-		{"shorten", loader(LoadShorten), map[string]string{"LINOONE_MANAGEMENT_ADDR": "nonsense", "LINOONE_REGION": "moon-1"}},
+		{"shorten", loader(LoadShorten), map[string]string{"LINOONE_MANAGEMENT_ADDR": "nonsense", "LINOONE_REGION": "moon-1",
+			"LINOONE_MANAGEMENT_URL": "http://producer:secret@127.0.0.1:8081"}},
 		{"issue function", loader(LoadIssueFunction), map[string]string{
 			"LINOONE_PERSIST_URL":             "persist:8082",
 			"LINOONE_PERSIST_SIGV4":           "maybe",

@@ -177,7 +177,7 @@ type Shorten struct {
 func LoadShorten(getenv func(string) string) (Shorten, error) {
 	r := newReader(getenv)
 	c := Shorten{
-		ManagementURL: getenv("LINOONE_MANAGEMENT_URL"),
+		ManagementURL: r.httpURL("LINOONE_MANAGEMENT_URL", ""),
 		DataDir:       r.dataDir(),
 		Region:        r.region(),
 		Credentials:   r.credentials(),
