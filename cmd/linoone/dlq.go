@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -23,6 +24,9 @@ func listDLQ(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	cfg, err := config.LoadDLQ(getenv)
 	if err != nil {
+		return err
+	}
+	if err := servedDataDir(cfg.DataDir); err != nil {
 		return err
 	}
 	dir := filepath.Join(cfg.DataDir, dlqDir)
@@ -73,6 +77,9 @@ func replay(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return err
 	}
+	if err := servedDataDir(cfg.DataDir); err != nil {
+		return err
+	}
 	bus, err := localbus.OpenBus(filepath.Join(cfg.DataDir, busDir), localbus.BusOptions{Fault: cfg.BusFault, Region: cfg.Region})
 	if err != nil {
 		return err
@@ -104,6 +111,27 @@ func replay(ctx context.Context, args []string, getenv func(string) string, stdo
 		return fmt.Errorf("%d click facts stay in the DLQ (failed) and %d were set aside as invalid", res.Failed, res.Invalid)
 	}
 	return nil
+}
+
+// servedDataDir refuses a data dir that no serve has used, which holds no local
+// bus, as shorten and consume refuse one without the credentials serve writes:
+// dlq, replay and recover would otherwise create a bus and a DLQ there and report
+// success, for facts republished into a journal no serve reads.
+func servedDataDir(dataDir string) error {
+	_, err := os.Stat(filepath.Join(dataDir, busDir))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("no local bus in %s: %s", dataDir, startServeFirst(dataDir))
+	case err != nil:
+		return fmt.Errorf("data dir: %w", err)
+	}
+	return nil
+}
+
+// startServeFirst is the advice of a command that finds in its data dir nothing
+// serve made there.
+func startServeFirst(dataDir string) string {
+	return fmt.Sprintf("start `linoone serve` with the same LINOONE_DATA_DIR (%s) first", dataDir)
 }
 
 func oneLine(s string, n int) string {

@@ -42,6 +42,9 @@ func recoverFromLog(ctx context.Context, args []string, getenv func(string) stri
 	if err != nil {
 		return err
 	}
+	if err := servedDataDir(cfg.DataDir); err != nil {
+		return err
+	}
 	f, err := os.Open(*from)
 	if err != nil {
 		return err

@@ -56,6 +56,49 @@ func journalCount(t *testing.T, dataDir, key string) int {
 	return n
 }
 
+// servedDir is a data dir as serve leaves it for dlq, replay and recover: with its
+// local bus.
+func servedDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	bus, err := localbus.OpenBus(filepath.Join(dir, busDir), localbus.BusOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestLocalCommandsRefuseADataDirNoServeUsed: dlq, replay and recover in a data dir
+// no serve has used (a wrong LINOONE_DATA_DIR, or another working directory) must
+// say so and create nothing, as shorten and consume do, instead of reporting
+// success for a journal and a DLQ no serve reads.
+func TestLocalCommandsRefuseADataDirNoServeUsed(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "serve.log")
+	var logBuf bytes.Buffer
+	loggedFacts(t, slog.New(slog.NewJSONHandler(&logBuf, nil)), 1)
+	if err := os.WriteFile(logPath, logBuf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"dlq"}, {"replay"}, {"recover", "--from-log", logPath}} {
+		t.Run(args[0], func(t *testing.T) {
+			dataDir := filepath.Join(t.TempDir(), "never-served")
+			getenv := func(k string) string { return map[string]string{"LINOONE_DATA_DIR": dataDir}[k] }
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), args, getenv, &stdout, &stderr)
+			want := "start `linoone serve` with the same LINOONE_DATA_DIR (" + dataDir + ") first"
+			if code != 1 || !strings.Contains(stderr.String(), want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want 1 and %q", code, &stdout, &stderr, want)
+			}
+			if _, err := os.Stat(dataDir); !os.IsNotExist(err) {
+				t.Errorf("%v created the data dir: %v", args, err)
+			}
+		})
+	}
+}
+
 func TestRecoverFromLog(t *testing.T) {
 	var logBuf bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&logBuf, nil))
@@ -67,7 +110,7 @@ func TestRecoverFromLog(t *testing.T) {
 	log.Error("something else failed", "err", "boom")
 	logBuf.WriteString(strings.Repeat("x", 100_000)) // a last line without a newline
 
-	dataDir := t.TempDir()
+	dataDir := servedDir(t)
 	logPath := filepath.Join(dataDir, "serve.log")
 	if err := os.WriteFile(logPath, logBuf.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
@@ -111,7 +154,7 @@ func TestRecoverFromLogFails(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := map[string]string{"LINOONE_DATA_DIR": t.TempDir(), "LINOONE_BUS_FAULT": tt.fault}
+			env := map[string]string{"LINOONE_DATA_DIR": servedDir(t), "LINOONE_BUS_FAULT": tt.fault}
 			var stdout, stderr bytes.Buffer
 			code := run(context.Background(), []string{"recover", "--from-log", logPath}, func(k string) string { return env[k] }, &stdout, &stderr)
 			if code == 0 || stdout.String() != tt.want {

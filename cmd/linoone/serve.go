@@ -180,8 +180,8 @@ func persistCredentials(dataDir string, fromEnv sigv4.Credentials, create bool, 
 	p := sigv4.PersistPair
 	if !create && fromEnv == (sigv4.Credentials{}) {
 		if _, err := os.Stat(filepath.Join(dataDir, p.File)); err != nil {
-			return sigv4.Credentials{}, fmt.Errorf("no local Persist credentials: set %s and %s, or start `linoone serve` with the same LINOONE_DATA_DIR (%s) first",
-				p.EnvAccessKeyID, p.EnvSecretAccessKey, dataDir)
+			return sigv4.Credentials{}, fmt.Errorf("no local Persist credentials: set %s and %s, or %s",
+				p.EnvAccessKeyID, p.EnvSecretAccessKey, startServeFirst(dataDir))
 		}
 	}
 	creds, path, created, err := p.LoadOrCreate(dataDir, fromEnv)

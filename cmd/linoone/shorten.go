@@ -70,8 +70,8 @@ func producerCredentials(cfg config.Shorten) (sigv4.Credentials, error) {
 	if cfg.Credentials == (sigv4.Credentials{}) {
 		path := filepath.Join(cfg.DataDir, sigv4.CredentialsFile)
 		if _, err := os.Stat(path); err != nil {
-			return sigv4.Credentials{}, fmt.Errorf("no credentials: set %s and %s, or start `linoone serve` with the same LINOONE_DATA_DIR (%s) first",
-				sigv4.EnvAccessKeyID, sigv4.EnvSecretAccessKey, cfg.DataDir)
+			return sigv4.Credentials{}, fmt.Errorf("no credentials: set %s and %s, or %s",
+				sigv4.EnvAccessKeyID, sigv4.EnvSecretAccessKey, startServeFirst(cfg.DataDir))
 		}
 	}
 	creds, _, _, err := sigv4.LoadOrCreate(cfg.DataDir, cfg.Credentials)
