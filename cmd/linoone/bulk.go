@@ -329,15 +329,21 @@ func bulkFlags(fs *flag.FlagSet) shortenFlags {
 	}
 }
 
-// check refuses a command line that mixes the two modes.
+// check refuses a command line that mixes the two modes, or gives an empty
+// --idempotency-key: that is most often an unset shell variable, and sending no key
+// would issue a new short URL on every retry the key was meant to make safe.
 func (f shortenFlags) check(fs *flag.FlagSet, pos []string) error {
+	keyGiven := false
+	fs.Visit(func(fl *flag.Flag) { keyGiven = keyGiven || fl.Name == "idempotency-key" })
 	switch {
 	case *f.file == "" && len(pos) != 1:
 		return &usageError{fs: fs, err: errors.New("an argument is missing: give TARGET_URL or --file FILE")}
 	case *f.file != "" && len(pos) != 0:
 		return &usageError{fs: fs, err: errors.New("give TARGET_URL or --file FILE, not both")}
-	case *f.file != "" && *f.key != "":
+	case *f.file != "" && keyGiven:
 		return &usageError{fs: fs, err: errors.New("--idempotency-key is for one URL: --file derives its keys from the file")}
+	case keyGiven && *f.key == "":
+		return &usageError{fs: fs, err: errors.New("--idempotency-key is empty (an unset variable?): give a key, or leave the flag out to issue a new short URL")}
 	case *f.concurrency < 1 || *f.concurrency > 32:
 		return &usageError{fs: fs, err: fmt.Errorf("--concurrency %d: want 1 to 32", *f.concurrency)}
 	}

@@ -296,3 +296,22 @@ func TestManagementURLWithUserinfoIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyIdempotencyKeyIsRefused: --idempotency-key "$KEY" with KEY unset would send
+// no key, and every retry would issue another short URL; the flag given empty is a
+// command line the CLI cannot run, before anything is sent.
+func TestEmptyIdempotencyKeyIsRefused(t *testing.T) {
+	for _, args := range [][]string{
+		{"shorten", "--idempotency-key", "", "https://example.com/a"},
+		{"shorten", "--idempotency-key=", "https://example.com/a"},
+		{"shorten", "https://example.com/a", "--idempotency-key", ""},
+	} {
+		code, stdout, stderr := runCLI(t, args...)
+		if code != 2 || stdout != "" || !strings.Contains(stderr, "--idempotency-key is empty") {
+			t.Errorf("%q: exit %d, stdout %q, stderr:\n%s", args, code, stdout, stderr)
+		}
+	}
+	if code, _, stderr := runCLI(t, "shorten", "--file", "links.txt", "--idempotency-key="); code != 2 || !strings.Contains(stderr, "--idempotency-key is for one URL") {
+		t.Errorf("--file with an empty --idempotency-key: exit %d:\n%s", code, stderr)
+	}
+}
