@@ -315,3 +315,66 @@ func TestEmptyIdempotencyKeyIsRefused(t *testing.T) {
 		t.Errorf("--file with an empty --idempotency-key: exit %d:\n%s", code, stderr)
 	}
 }
+
+// TestUnexpectedAnswersFail: a proxy or another service at a wrong management URL
+// answers 2xx JSON of another shape, which the generated client decodes as an
+// empty answer; the CLI must fail and name the request, not print nothing and exit 0.
+func TestUnexpectedAnswersFail(t *testing.T) {
+	bodies := map[string]string{
+		"/shorten":                `{"foo":1}`,
+		"/links/7BTadEDkJ8":       `{"foo":1}`,
+		"/links/7BTadEDkJ8/stats": `{"token":"7BTadEDkJ8","clicks":1,"by_day":[{"date":"2026-11-30","clicks":1}]}`,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/shorten" {
+			w.WriteHeader(http.StatusCreated)
+		}
+		_, _ = w.Write([]byte(bodies[r.URL.Path]))
+	}))
+	defer srv.Close()
+	env := map[string]string{
+		"LINOONE_DATA_DIR": t.TempDir(), "LINOONE_MANAGEMENT_URL": srv.URL,
+		sigv4.EnvAccessKeyID: "LNKSHAPETEST00000001", sigv4.EnvSecretAccessKey: "shape-test-secret-shape-test-secret-shape",
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"shorten", "https://example.com/a"}, "unexpected answer from POST " + srv.URL + "/shorten: 201 lacks token, short_url: "},
+		{[]string{"shorten", "--json", "https://example.com/a"}, "unexpected answer from POST " + srv.URL + "/shorten: 201 lacks token, short_url: "},
+		{[]string{"inspect", "7BTadEDkJ8"}, "unexpected answer from GET " + srv.URL + "/links/7BTadEDkJ8: 200 lacks token, short_url, target_url: "},
+		{[]string{"stats", "--json", "7BTadEDkJ8"}, "unexpected answer from GET " + srv.URL + "/links/7BTadEDkJ8/stats: 200 lacks by_day[0] (lacks previews): "},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), tt.args, func(k string) string { return env[k] }, &out, &errOut)
+		if code != 1 || out.Len() != 0 || !strings.Contains(errOut.String(), tt.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 1, nothing, %q", tt.args, code, &out, &errOut, tt.want)
+		}
+	}
+}
+
+// TestShapesAreTheSpecs: what the CLI requires of an answer is what openapi.yaml
+// requires of it.
+func TestShapesAreTheSpecs(t *testing.T) {
+	spec, err := management.GetSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range shapes {
+		ref, ok := spec.Components.Schemas[name]
+		if !ok {
+			t.Errorf("%s is not a schema of openapi.yaml", name)
+			continue
+		}
+		if diff := cmp.Diff(ref.Value.Required, s.members); diff != "" {
+			t.Errorf("%s: required members (-openapi.yaml +shapes):\n%s", name, diff)
+		}
+		for m, items := range s.items {
+			p, ok := ref.Value.Properties[m]
+			if !ok || p.Value.Items == nil || !strings.HasSuffix(p.Value.Items.Ref, "/"+items) {
+				t.Errorf("%s.%s: not an array of %s in openapi.yaml", name, m, items)
+			}
+		}
+	}
+}

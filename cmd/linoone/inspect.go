@@ -41,11 +41,12 @@ func inspect(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	tok := tokenOf(pos[0])
+	call := fmt.Sprintf("GET %s/links/%s", base, tok)
 	res, err := client.GetLinkWithResponse(ctx, tok)
 	if err != nil {
-		return fmt.Errorf("GET %s/links/%s: %w", base, tok, err)
+		return fmt.Errorf("%s: %w", call, err)
 	}
-	return printAnswer(stdout, *asJSON, res.StatusCode(), res.Body, res.JSON200, func(l *management.Link) error {
+	return printAnswer(stdout, *asJSON, answer{call, res.StatusCode(), res.Body}, "Link", res.JSON200, func(l *management.Link) error {
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "token\t%s\nshort_url\t%s\ntarget_url\t%s\n", l.Token, l.ShortURL, l.TargetURL)
 		if l.CreatedAt != nil {

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/linoone/linoone/api/management"
 	"github.com/linoone/linoone/internal/config"
@@ -35,32 +37,93 @@ func shorten(ctx context.Context, args []string, getenv func(string) string, std
 	if *bulk.file != "" {
 		return bulk.run(ctx, client, base, *asJSON, os.Stdin, stdout, stderr)
 	}
+	call := "POST " + base + "/shorten"
 	res, err := client.ShortenWithResponse(ctx, bulk.params(), management.ShortenJSONRequestBody{TargetURL: pos[0]})
 	if err != nil {
-		return fmt.Errorf("POST %s/shorten: %w", base, err)
+		return fmt.Errorf("%s: %w", call, err)
 	}
 	created := res.JSON201
 	if created == nil {
 		created = res.JSON200 // an Idempotency-Key replay: the same body
 	}
-	return printAnswer(stdout, *asJSON, res.StatusCode(), res.Body, created, func(u *management.ShortURL) error {
+	return printAnswer(stdout, *asJSON, answer{call, res.StatusCode(), res.Body}, "ShortURL", created, func(u *management.ShortURL) error {
 		_, err := fmt.Fprintln(stdout, u.ShortURL)
 		return err
 	})
 }
 
+// answer is a management API answer as a command reads it: the request it answers,
+// as messages name it ("GET http://…/links/7BTadEDkJ8"), its status and its body.
+type answer struct {
+	call   string
+	status int
+	body   []byte
+}
+
 // printAnswer prints a management API answer: its JSON as it came with --json,
 // else what text writes of ok; without ok (another status) it is the problem the
-// answer carries.
-func printAnswer[T any](stdout io.Writer, asJSON bool, status int, body []byte, ok *T, text func(*T) error) error {
+// answer carries. An ok answer must hold what openapi.yaml requires of schema: a
+// proxy or another service at a wrong URL answers 200 {"foo":1} too, which the
+// generated client decodes as an empty answer.
+func printAnswer[T any](stdout io.Writer, asJSON bool, a answer, schema string, ok *T, text func(*T) error) error {
 	if ok == nil {
-		return problemError(status, body)
+		return problemError(a)
+	}
+	if err := checkShape(schema, a.body); err != nil {
+		return fmt.Errorf("unexpected answer from %s: %d %v: %.200q", a.call, a.status, err, a.body)
 	}
 	if asJSON {
-		_, err := stdout.Write(body)
+		_, err := stdout.Write(a.body)
 		return err
 	}
 	return text(ok)
+}
+
+// shape is what openapi.yaml requires of an object: its required members and, for a
+// member that is an array of objects, the schema of its items.
+type shape struct {
+	members []string
+	items   map[string]string
+}
+
+// shapes are the schemas of the answers the CLI reads, by their names in
+// openapi.yaml (TestShapesAreTheSpecs keeps them in step with it).
+var shapes = map[string]shape{
+	"ShortURL":      {members: []string{"token", "short_url"}},
+	"Link":          {members: []string{"token", "short_url", "target_url"}},
+	"LinkStats":     {members: []string{"token", "clicks", "by_day"}, items: map[string]string{"by_day": "DayClicks"}},
+	"DayClicks":     {members: []string{"date", "clicks", "previews"}},
+	"BatchResponse": {members: []string{"results"}},
+}
+
+// checkShape says what body lacks of what schema requires: a JSON object, its
+// required members (null counts as missing), and theirs in the items of an array
+// member (by_day[2].date).
+func checkShape(schema string, body []byte) error {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
+		return errors.New("is not a JSON object")
+	}
+	var missing []string
+	s := shapes[schema]
+	for _, m := range s.members {
+		if v, ok := obj[m]; !ok || string(v) == "null" {
+			missing = append(missing, m)
+		}
+	}
+	for m, itemSchema := range s.items {
+		var items []json.RawMessage
+		_ = json.Unmarshal(obj[m], &items) // the generated client decoded it already
+		for i, item := range items {
+			if err := checkShape(itemSchema, item); err != nil {
+				missing = append(missing, fmt.Sprintf("%s[%d] (%v)", m, i, err))
+			}
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("lacks %s", strings.Join(missing, ", "))
+	}
+	return nil
 }
 
 // producerCredentials are the SigV4 credentials of the producer CLI: the environment
@@ -79,10 +142,10 @@ func producerCredentials(cfg config.Shorten) (sigv4.Credentials, error) {
 }
 
 // problemError turns a problem+json answer into a one-line error.
-func problemError(status int, body []byte) error {
+func problemError(a answer) error {
 	var p management.Problem
-	if err := json.Unmarshal(body, &p); err == nil && p.Detail != "" {
-		return fmt.Errorf("%d %s: %s (%s)", status, p.Title, p.Detail, p.Type)
+	if err := json.Unmarshal(a.body, &p); err == nil && p.Detail != "" {
+		return fmt.Errorf("%d %s: %s (%s)", a.status, p.Title, p.Detail, p.Type)
 	}
-	return fmt.Errorf("unexpected answer %d: %.200s", status, body)
+	return fmt.Errorf("unexpected answer from %s: %d: %.200q", a.call, a.status, a.body)
 }

@@ -45,11 +45,12 @@ func stats(ctx context.Context, args []string, getenv func(string) string, stdou
 		params.To = to
 	}
 	tok := tokenOf(pos[0])
+	call := fmt.Sprintf("GET %s/links/%s/stats", base, tok)
 	res, err := client.GetLinkStatsWithResponse(ctx, tok, &params)
 	if err != nil {
-		return fmt.Errorf("GET %s/links/%s/stats: %w", base, tok, err)
+		return fmt.Errorf("%s: %w", call, err)
 	}
-	return printAnswer(stdout, *asJSON, res.StatusCode(), res.Body, res.JSON200, func(s *management.LinkStats) error {
+	return printAnswer(stdout, *asJSON, answer{call, res.StatusCode(), res.Body}, "LinkStats", res.JSON200, func(s *management.LinkStats) error {
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "date\tclicks\tpreviews\t")
 		var clicks, previews int64
