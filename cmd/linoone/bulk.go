@@ -57,8 +57,7 @@ func splitBatches(recs []record) [][]record {
 
 // bulkJob is one import: what to read, where to send it, how to report.
 type bulkJob struct {
-	client      *management.ClientWithResponses
-	endpoint    string
+	api         managementAPI
 	concurrency int
 	asJSON      bool
 	stdout      io.Writer
@@ -78,6 +77,20 @@ type outcome struct {
 	replayed        bool
 	problem         *management.Problem
 }
+
+// batchResult is what became of a batch: an outcome per record when the API
+// answered it, else the error that failed it whole.
+type batchResult struct {
+	outcomes []outcome
+	err      error
+}
+
+// stopError is a batch the API refused whole in a way no retry and no other batch
+// gets past (credentials, a wrong URL): the import stops there.
+type stopError struct{ err error }
+
+func (e *stopError) Error() string { return e.err.Error() }
+func (e *stopError) Unwrap() error { return e.err }
 
 // bulkShorten is `linoone shorten --file FILE`: it reads FILE ("-": stdin), sends
 // its target URLs in batches of up to 1,000 with bounded concurrency, and writes
@@ -100,42 +113,58 @@ func bulkShorten(ctx context.Context, j bulkJob, file string, stdin io.Reader) e
 	sum := sha256.Sum256(content)
 	keyPrefix := "linoone-file:" + hex.EncodeToString(sum[:16]) + ":"
 
+	// A batch that stops the import cancels the others with its error as the cause.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	parts := splitBatches(recs)
-	batches := len(parts)
-	results := make([][]outcome, batches)
-	done := make([]chan struct{}, batches)
+	results := make([]batchResult, len(parts))
+	done := make([]chan struct{}, len(parts))
 	for i := range done {
 		done[i] = make(chan struct{})
 	}
 	j.progress.start(len(recs))
 	sem := make(chan struct{}, j.concurrency)
 	var wg sync.WaitGroup
-	for b := range batches {
+	for b, part := range parts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sem <- struct{}{}
+			defer close(done[b]) // last: after a stop's cancel
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				results[b].err = ctx.Err()
+				return
+			}
 			defer func() { <-sem }()
-			part := parts[b]
 			results[b] = j.send(ctx, keyPrefix+strconv.Itoa(part[0].line), part)
+			var stop *stopError
+			if errors.As(results[b].err, &stop) {
+				cancel(stop)
+			}
 			j.progress.add(len(part))
-			close(done[b])
 		}()
 	}
 	// Write each batch as soon as it and every batch before it are done.
-	failed, refused, err := j.write(parts, results, done)
+	t, err := j.write(ctx, parts, results, done)
+	cancel(err)
 	wg.Wait()
 	j.progress.finish()
+	var stop *stopError
+	if errors.As(err, &stop) {
+		return fmt.Errorf("stopped after %d of %d lines: %w; then run the same file again (lines already issued replay)", t.lines, len(recs), err)
+	}
 	if err != nil {
 		return err
 	}
-	return failedLines(failed, refused, len(recs))
+	return failedLines(t.failed, t.refused, len(recs))
 }
 
 // failedLines says what to do about the lines that failed: those that failed on the
 // server's side or the network's are retried by running the same file again; those
-// the API refused (4xx) fail again as they are, and fixing them in this file would
-// make it a new file, every line of which is issued anew.
+// the API refused (a 4xx problem of their own in its answer) fail again as they
+// are, and fixing them in this file would make it a new file, every line of which
+// is issued anew.
 func failedLines(failed, refused, total int) error {
 	if failed == 0 {
 		return nil
@@ -221,60 +250,160 @@ func plainRecords(content []byte) []record {
 	return recs
 }
 
-// bulkAttempts is how often a batch is sent when Persist or the network fails; a
-// retry is safe, since the batch's idempotency key derives its tokens.
+// bulkAttempts is how often a batch is sent when Persist, the network or a
+// throttle fails it; a retry is safe, since the batch's idempotency key derives its
+// tokens.
 const bulkAttempts = 4
 
-// send issues one batch and returns one outcome per record; a batch the API
-// refused as a whole gives every record the same problem.
-func (j bulkJob) send(ctx context.Context, key string, part []record) []outcome {
+// maxRetryAfter bounds the wait a throttled answer's Retry-After asks for: a run
+// never sits silent for longer than a request may take.
+const maxRetryAfter = 2 * time.Minute
+
+// maxBatchAnswer bounds what is read of an answer: a batch's holds 1,000 short URLs
+// or problems, well under a megabyte.
+const maxBatchAnswer = 16 << 20
+
+// send issues one batch, sending it again after a failure of the server's side, the
+// network's or a throttle's (429, as API Gateway answers), and returns an outcome
+// per record, or the error of its last attempt. A batch the API refuses whole
+// otherwise fails with a *stopError at once: no retry passes credentials it refuses
+// or a URL that is not the API.
+func (j bulkJob) send(ctx context.Context, key string, part []record) batchResult {
 	body := management.ShortenBatchJSONRequestBody{Items: make([]management.BatchItem, len(part))}
 	for i, r := range part {
 		body.Items[i].TargetURL = &r.target
 	}
-	var p *management.Problem
 	for attempt := 1; ; attempt++ {
-		res, err := j.client.ShortenBatchWithResponse(ctx, &management.ShortenBatchParams{IdempotencyKey: &key}, body)
+		out, wait, err := j.post(ctx, key, body)
+		var stop *stopError
 		switch {
-		case err == nil && res.JSON200 != nil && len(res.JSON200.Results) == len(part):
-			out := make([]outcome, len(part))
-			for i, r := range res.JSON200.Results {
-				out[i] = outcome{problem: r.Problem}
-				if r.Token != nil && r.ShortURL != nil {
-					out[i].token, out[i].shortURL = *r.Token, *r.ShortURL
-					out[i].replayed = r.Replayed != nil && *r.Replayed
-				}
-			}
-			return out
-		case err != nil:
-			p = &management.Problem{Type: "urn:linoone:problem:request-failed", Title: "Request failed", Detail: fmt.Sprintf("POST %s/shorten/batch: %v", j.endpoint, err)}
+		case err == nil:
+			return batchResult{outcomes: out}
+		case errors.As(err, &stop) || ctx.Err() != nil:
+			return batchResult{err: err}
+		case attempt == bulkAttempts:
+			return batchResult{err: fmt.Errorf("%w (sent %d times)", err, attempt)}
+		}
+		if wait == 0 {
+			wait = time.Duration(attempt*attempt) * 200 * time.Millisecond
+		}
+		if !sleep(ctx, wait) {
+			return batchResult{err: ctx.Err()}
+		}
+	}
+}
+
+// post sends a batch once. Its error is a *stopError where no retry helps;
+// otherwise a retry may, after the wait the answer asked for (0: none).
+func (j bulkJob) post(ctx context.Context, key string, body management.ShortenBatchJSONRequestBody) ([]outcome, time.Duration, error) {
+	call := "POST " + j.api.base + "/shorten/batch"
+	res, err := j.api.client.ShortenBatch(ctx, &management.ShortenBatchParams{IdempotencyKey: &key}, body)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", call, err)
+	}
+	defer res.Body.Close()
+	answer, err := io.ReadAll(io.LimitReader(res.Body, maxBatchAnswer))
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", call, err)
+	}
+	switch status := res.StatusCode; {
+	case status == http.StatusOK:
+		out, err := outcomes(answer, len(body.Items))
+		if err != nil {
+			return nil, 0, &stopError{fmt.Errorf("unexpected answer from %s: 200 %v: %.200q: check that %s (--management-url or LINOONE_MANAGEMENT_URL) is the management API",
+				call, err, answer, j.api.base)}
+		}
+		return out, 0, nil
+	case status == http.StatusTooManyRequests || status >= 500:
+		return nil, retryAfter(res.Header), fmt.Errorf("%s: %s", call, describeAnswer(status, answer))
+	default:
+		return nil, 0, &stopError{fmt.Errorf("%s: %s: %s", call, describeAnswer(status, answer), j.refusedWhole(status))}
+	}
+}
+
+// refusedWhole says what to check when the API refuses a batch as a whole.
+func (j bulkJob) refusedWhole(status int) string {
+	switch status {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return fmt.Sprintf("the API refused the credentials: check %s, and that %s is the management API they belong to", j.api.signer, j.api.base)
+	case http.StatusNotFound, http.StatusMethodNotAllowed:
+		return fmt.Sprintf("check that %s (--management-url or LINOONE_MANAGEMENT_URL) is the management API", j.api.base)
+	default: // 413, 415, 400, a redirect: what answered does not take batches as the API does
+		return fmt.Sprintf("check that %s (--management-url or LINOONE_MANAGEMENT_URL) is the management API, with no proxy between that changes or bounds the request", j.api.base)
+	}
+}
+
+// outcomes reads the answer to a batch of n items: one result per item, in input
+// order, each a short URL or a problem.
+func outcomes(answer []byte, n int) ([]outcome, error) {
+	if err := checkShape("BatchResponse", answer); err != nil {
+		return nil, err
+	}
+	var res management.BatchResponse
+	if err := json.Unmarshal(answer, &res); err != nil {
+		return nil, fmt.Errorf("is not a batch answer (%v)", err)
+	}
+	if len(res.Results) != n {
+		return nil, fmt.Errorf("holds %d results for %d items", len(res.Results), n)
+	}
+	out := make([]outcome, n)
+	for i, r := range res.Results {
+		switch {
+		case r.Token != nil && r.ShortURL != nil:
+			out[i] = outcome{token: *r.Token, shortURL: *r.ShortURL, replayed: r.Replayed != nil && *r.Replayed}
+		case r.Problem != nil && r.Problem.Type != "":
+			out[i].problem = r.Problem
 		default:
-			p = batchProblem(res.StatusCode(), res.Body)
+			return nil, fmt.Errorf("holds a result (item %d) with neither a short URL nor a problem", i)
 		}
-		retry := err != nil || p.Status == http.StatusServiceUnavailable || p.Status >= 500
-		if !retry || attempt == bulkAttempts || ctx.Err() != nil {
-			break
-		}
-		time.Sleep(time.Duration(attempt*attempt) * 200 * time.Millisecond)
 	}
-	out := make([]outcome, len(part))
-	for i := range out {
-		out[i].problem = p
-	}
-	return out
+	return out, nil
 }
 
-func batchProblem(status int, body []byte) *management.Problem {
+// describeAnswer is an answer as a message shows it: its status and its problem,
+// or its body quoted.
+func describeAnswer(status int, body []byte) string {
 	var p management.Problem
-	if err := json.Unmarshal(body, &p); err != nil || p.Type == "" {
-		return &management.Problem{Type: "urn:linoone:problem:unexpected-answer", Status: status, Title: http.StatusText(status), Detail: fmt.Sprintf("%.200s", body)}
+	if err := json.Unmarshal(body, &p); err == nil && p.Type != "" {
+		return fmt.Sprintf("%d %s: %s (%s)", status, p.Title, p.Detail, p.Type)
 	}
-	return &p
+	return fmt.Sprintf("%d %s: %.200q", status, http.StatusText(status), body)
 }
 
-// write writes the batches in input order as they complete and returns how many
-// records failed, and how many of those the API refused (a 4xx problem).
-func (j bulkJob) write(parts [][]record, results [][]outcome, done []chan struct{}) (failed, refused int, err error) {
+// retryAfter is the wait a throttled or unavailable answer asks for in seconds
+// (Retry-After), at most maxRetryAfter; 0 when it asks none.
+func retryAfter(h http.Header) time.Duration {
+	s, err := strconv.Atoi(strings.TrimSpace(h.Get("Retry-After")))
+	if err != nil || s < 0 {
+		return 0
+	}
+	return min(time.Duration(s)*time.Second, maxRetryAfter)
+}
+
+// sleep waits d, or until ctx ends; it reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// tally counts the lines the output reached, in input order.
+type tally struct {
+	lines   int // reported: a short URL on stdout or a failure on stderr
+	failed  int
+	refused int // of the failed, those the API refused in its answer (a 4xx problem)
+}
+
+// write writes the batches in input order as they complete, each failed line with
+// its problem and each batch that failed whole as one line with its lines' range.
+// It stops at a batch cut short by the import's end, and returns its cause.
+func (j bulkJob) write(ctx context.Context, parts [][]record, results []batchResult, done []chan struct{}) (tally, error) {
+	var t tally
 	out := bufio.NewWriterSize(j.stdout, 256<<10)
 	cw := csv.NewWriter(out)
 	enc := json.NewEncoder(out)
@@ -283,12 +412,22 @@ func (j bulkJob) write(parts [][]record, results [][]outcome, done []chan struct
 	}
 	for b := range done {
 		<-done[b]
-		for i, o := range results[b] {
-			r := parts[b][i]
+		part, res := parts[b], results[b]
+		switch {
+		case res.err != nil && ctx.Err() != nil:
+			return t, context.Cause(ctx)
+		case res.err != nil:
+			t.lines += len(part)
+			t.failed += len(part)
+			j.progress.printf("lines %d-%d: %v\n", part[0].line, part[len(part)-1].line, res.err)
+		}
+		for i, o := range res.outcomes {
+			r := part[i]
+			t.lines++
 			if o.problem != nil {
-				failed++
+				t.failed++
 				if o.problem.Status >= 400 && o.problem.Status < 500 {
-					refused++
+					t.refused++
 				}
 				j.progress.printf("line %d: %s: %s (%s)\n", r.line, r.target, o.problem.Detail, o.problem.Type)
 				continue
@@ -307,10 +446,10 @@ func (j bulkJob) write(parts [][]record, results [][]outcome, done []chan struct
 		}
 		cw.Flush()
 		if err := errors.Join(cw.Error(), out.Flush()); err != nil {
-			return failed, refused, fmt.Errorf("write results: %w", err)
+			return t, fmt.Errorf("write results: %w", err)
 		}
 	}
-	return failed, refused, nil
+	return t, nil
 }
 
 // shortenFlags are the flags of shorten beyond a single URL: --file and what goes
@@ -366,7 +505,7 @@ func (f shortenFlags) params() *management.ShortenParams {
 	return &management.ShortenParams{IdempotencyKey: f.key}
 }
 
-func (f shortenFlags) run(ctx context.Context, client *management.ClientWithResponses, endpoint string, asJSON bool, stdin io.Reader, stdout, stderr io.Writer) error {
-	j := bulkJob{client: client, endpoint: endpoint, concurrency: *f.concurrency, asJSON: asJSON, stdout: stdout, stderr: stderr, progress: newProgress(stderr)}
+func (f shortenFlags) run(ctx context.Context, api managementAPI, asJSON bool, stdin io.Reader, stdout, stderr io.Writer) error {
+	j := bulkJob{api: api, concurrency: *f.concurrency, asJSON: asJSON, stdout: stdout, stderr: stderr, progress: newProgress(stderr)}
 	return bulkShorten(ctx, j, *f.file, stdin)
 }

@@ -8,12 +8,14 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/linoone/linoone/api/management"
 	"github.com/linoone/linoone/internal/config"
+	"github.com/linoone/linoone/internal/sigv4"
 )
 
 const inspectUsage = `usage: linoone inspect [--json] [--management-url URL] TOKEN|SHORT_URL
@@ -36,13 +38,13 @@ func inspect(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
-	client, base, err := managementClient(getenv, fs, 30*time.Second)
+	api, err := managementClient(getenv, fs, 30*time.Second)
 	if err != nil {
 		return err
 	}
 	tok := tokenOf(pos[0])
-	call := fmt.Sprintf("GET %s/links/%s", base, tok)
-	res, err := client.GetLinkWithResponse(ctx, tok)
+	call := fmt.Sprintf("GET %s/links/%s", api.base, tok)
+	res, err := api.client.GetLinkWithResponse(ctx, tok)
 	if err != nil {
 		return fmt.Errorf("%s: %w", call, err)
 	}
@@ -70,41 +72,51 @@ func managementURLFlag(fs *flag.FlagSet) {
 	fs.String("management-url", "", "management API base URL (default $LINOONE_MANAGEMENT_URL or http://$LINOONE_MANAGEMENT_ADDR)")
 }
 
+// managementAPI is the management API as a command reaches it.
+type managementAPI struct {
+	client *management.ClientWithResponses
+	base   string // its base URL, as messages show it
+	signer string // whose pair signs the requests, for a message when the API refuses it
+}
+
 // managementClient is the generated management client, signing with the producer's
-// credentials, and the base URL it talks to, as messages show it. It follows no
-// redirect: the transport signs every request it sends, so a redirect to another
-// host would be handed a fresh signature (and the body) to replay against this API.
-// A management URL with userinfo is refused, as LINOONE_MANAGEMENT_URL is by config:
-// SigV4 signs in a header, so a password there serves nothing, and every message
-// naming the URL would print it.
-func managementClient(getenv func(string) string, fs *flag.FlagSet, timeout time.Duration) (*management.ClientWithResponses, string, error) {
+// credentials. It follows no redirect: the transport signs every request it sends,
+// so a redirect to another host would be handed a fresh signature (and the body)
+// to replay against this API. A management URL with userinfo is refused, as
+// LINOONE_MANAGEMENT_URL is by config: SigV4 signs in a header, so a password there
+// serves nothing, and every message naming the URL would print it.
+func managementClient(getenv func(string) string, fs *flag.FlagSet, timeout time.Duration) (managementAPI, error) {
 	endpoint := fs.Lookup("management-url").Value.String()
 	if endpoint != "" {
 		if err := config.CheckServiceURL(endpoint); err != nil {
-			return nil, "", &usageError{fs: fs, err: fmt.Errorf("--management-url %w", err)}
+			return managementAPI{}, &usageError{fs: fs, err: fmt.Errorf("--management-url %w", err)}
 		}
 	}
 	cfg, err := config.LoadShorten(getenv)
 	if err != nil {
-		return nil, "", err
+		return managementAPI{}, err
 	}
 	if endpoint == "" {
 		endpoint = cfg.ManagementURL
 	}
 	creds, err := producerCredentials(cfg)
 	if err != nil {
-		return nil, "", err
+		return managementAPI{}, err
 	}
 	hc := &http.Client{Timeout: timeout, Transport: creds.Transport(nil, cfg.Region, "execute-api"),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	base := strings.TrimRight(endpoint, "/")
 	client, err := management.NewClientWithResponses(base, management.WithHTTPClient(hc))
 	if err != nil {
-		return nil, "", fmt.Errorf("management client: %w", err)
+		return managementAPI{}, fmt.Errorf("management client: %w", err)
 	}
 	u, err := url.Parse(base)
 	if err != nil {
-		return nil, "", fmt.Errorf("management client: %w", err)
+		return managementAPI{}, fmt.Errorf("management client: %w", err)
 	}
-	return client, u.Redacted(), nil
+	signer := sigv4.EnvAccessKeyID + " and " + sigv4.EnvSecretAccessKey
+	if cfg.Credentials == (sigv4.Credentials{}) {
+		signer = fmt.Sprintf("the pair serve wrote to %s (LINOONE_DATA_DIR)", filepath.Join(cfg.DataDir, sigv4.CredentialsFile))
+	}
+	return managementAPI{client: client, base: u.Redacted(), signer: signer}, nil
 }

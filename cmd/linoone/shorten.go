@@ -30,15 +30,15 @@ func shorten(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
-	client, base, err := managementClient(getenv, fs, bulk.timeout())
+	api, err := managementClient(getenv, fs, bulk.timeout())
 	if err != nil {
 		return err
 	}
 	if *bulk.file != "" {
-		return bulk.run(ctx, client, base, *asJSON, os.Stdin, stdout, stderr)
+		return bulk.run(ctx, api, *asJSON, os.Stdin, stdout, stderr)
 	}
-	call := "POST " + base + "/shorten"
-	res, err := client.ShortenWithResponse(ctx, bulk.params(), management.ShortenJSONRequestBody{TargetURL: pos[0]})
+	call := "POST " + api.base + "/shorten"
+	res, err := api.client.ShortenWithResponse(ctx, bulk.params(), management.ShortenJSONRequestBody{TargetURL: pos[0]})
 	if err != nil {
 		return fmt.Errorf("%s: %w", call, err)
 	}

@@ -33,7 +33,7 @@ func stats(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	client, base, err := managementClient(getenv, fs, 30*time.Second)
+	api, err := managementClient(getenv, fs, 30*time.Second)
 	if err != nil {
 		return err
 	}
@@ -45,8 +45,8 @@ func stats(ctx context.Context, args []string, getenv func(string) string, stdou
 		params.To = to
 	}
 	tok := tokenOf(pos[0])
-	call := fmt.Sprintf("GET %s/links/%s/stats", base, tok)
-	res, err := client.GetLinkStatsWithResponse(ctx, tok, &params)
+	call := fmt.Sprintf("GET %s/links/%s/stats", api.base, tok)
+	res, err := api.client.GetLinkStatsWithResponse(ctx, tok, &params)
 	if err != nil {
 		return fmt.Errorf("%s: %w", call, err)
 	}
