@@ -113,51 +113,76 @@ func bulkShorten(ctx context.Context, j bulkJob, file string, stdin io.Reader) e
 	sum := sha256.Sum256(content)
 	keyPrefix := "linoone-file:" + hex.EncodeToString(sum[:16]) + ":"
 
-	// A batch that stops the import cancels the others with its error as the cause.
+	// A batch that stops the import cancels the others with its error as the cause;
+	// the caller's ctx ends at Ctrl-C.
+	interrupted := ctx
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	parts := splitBatches(recs)
+	j.progress.start(len(recs))
+	results, done, wg := j.sendAll(ctx, cancel, keyPrefix, parts)
+	// Write each batch as soon as it and every batch before it are done.
+	t, err := j.write(ctx, parts, results, done)
+	cancel(err)
+	wg.Wait()
+	j.progress.finish(t.links)
+	var stop *stopError
+	switch {
+	case errors.As(err, &stop):
+		return fmt.Errorf("stopped after %d of %d lines: %w; then run the same file again (lines already issued replay)", t.lines, len(recs), err)
+	case err != nil && interrupted.Err() != nil:
+		// Batches past the last line written may have been issued too: they replay.
+		return &interruptedError{fmt.Errorf("interrupted after %d of %d lines; run the same file again to finish (lines already issued replay)", t.lines, len(recs))}
+	case err != nil:
+		return err
+	}
+	return failedLines(t.failed, t.refused, len(recs))
+}
+
+// sendAll sends the batches in input order, j.concurrency at a time, so that an
+// import cut short has issued the lines before those it did not. A batch's result
+// is read once its done channel is closed. A batch that stops the import cancels
+// ctx with its error (stop); once ctx ends, the batches not sent are done too, cut
+// short.
+func (j bulkJob) sendAll(ctx context.Context, stop context.CancelCauseFunc, keyPrefix string, parts [][]record) ([]batchResult, []chan struct{}, *sync.WaitGroup) {
 	results := make([]batchResult, len(parts))
 	done := make([]chan struct{}, len(parts))
 	for i := range done {
 		done[i] = make(chan struct{})
 	}
-	j.progress.start(len(recs))
-	sem := make(chan struct{}, j.concurrency)
+	next := make(chan int)
 	var wg sync.WaitGroup
-	for b, part := range parts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer close(done[b]) // last: after a stop's cancel
+	wg.Go(func() {
+		defer close(next)
+		for b := range parts {
 			select {
-			case sem <- struct{}{}:
+			case next <- b:
 			case <-ctx.Done():
-				results[b].err = ctx.Err()
+				for rest := b; rest < len(parts); rest++ {
+					results[rest].err = ctx.Err()
+					close(done[rest])
+				}
 				return
 			}
-			defer func() { <-sem }()
-			results[b] = j.send(ctx, keyPrefix+strconv.Itoa(part[0].line), part)
-			var stop *stopError
-			if errors.As(results[b].err, &stop) {
-				cancel(stop)
+		}
+	})
+	for range min(j.concurrency, len(parts)) {
+		wg.Go(func() {
+			for b := range next {
+				part := parts[b]
+				results[b] = j.send(ctx, keyPrefix+strconv.Itoa(part[0].line), part)
+				var se *stopError
+				if errors.As(results[b].err, &se) {
+					stop(se)
+				}
+				if results[b].err == nil || ctx.Err() == nil { // an answer, not a batch cut short
+					j.progress.add(len(part))
+				}
+				close(done[b]) // after stop: the writer then reads its cause
 			}
-			j.progress.add(len(part))
-		}()
+		})
 	}
-	// Write each batch as soon as it and every batch before it are done.
-	t, err := j.write(ctx, parts, results, done)
-	cancel(err)
-	wg.Wait()
-	j.progress.finish()
-	var stop *stopError
-	if errors.As(err, &stop) {
-		return fmt.Errorf("stopped after %d of %d lines: %w; then run the same file again (lines already issued replay)", t.lines, len(recs), err)
-	}
-	if err != nil {
-		return err
-	}
-	return failedLines(t.failed, t.refused, len(recs))
+	return results, done, &wg
 }
 
 // failedLines says what to do about the lines that failed: those that failed on the
@@ -395,6 +420,7 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // tally counts the lines the output reached, in input order.
 type tally struct {
 	lines   int // reported: a short URL on stdout or a failure on stderr
+	links   int // of those, the short URLs
 	failed  int
 	refused int // of the failed, those the API refused in its answer (a 4xx problem)
 }
@@ -432,6 +458,7 @@ func (j bulkJob) write(ctx context.Context, parts [][]record, results []batchRes
 				j.progress.printf("line %d: %s: %s (%s)\n", r.line, r.target, o.problem.Detail, o.problem.Type)
 				continue
 			}
+			t.links++
 			if j.asJSON {
 				_ = enc.Encode(struct {
 					Line      int    `json:"line"`

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -152,5 +153,39 @@ func TestBulkBatchFailureIsOneLine(t *testing.T) {
 	}
 	if code != 1 || strings.Contains(stderr, "line 1:") || strings.Count(stderr, "\n") > 10 {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
+// TestBulkInterrupted: Ctrl-C during an import stops it with one line that says how
+// far it got and to run the same file again, where every line left printed the
+// signal; the rate counts the links issued, and the exit status is 130.
+func TestBulkInterrupted(t *testing.T) {
+	ctx, interrupt := context.WithCancel(context.Background())
+	defer interrupt()
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if requests.Add(1) == 1 {
+			issued(t, w, r)
+			return
+		}
+		// Ctrl-C while the second batch is in flight; the body read, the server
+		// sees the client go.
+		interrupt()
+		_, _ = io.Copy(io.Discard, r.Body)
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	code, stdout, stderr := importFile(t, ctx, srv.URL, 2500, "--concurrency", "1")
+	want := "linoone shorten: 1000 links in "
+	if !strings.HasPrefix(stderr, want) || !strings.HasSuffix(stderr,
+		"\nlinoone shorten: interrupted after 1000 of 2500 lines; run the same file again to finish (lines already issued replay)\n") ||
+		strings.Count(stderr, "\n") != 2 || code != 130 {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+	if n := strings.Count(stdout, "http://s.example/"); n != 1000 {
+		t.Errorf("%d short URLs on stdout, want the first batch's 1000", n)
+	}
+	if n := requests.Load(); n != 2 {
+		t.Errorf("%d batches sent, want 2: none after the interruption", n)
 	}
 }

@@ -22,6 +22,14 @@ func (e *usageError) Error() string {
 	return e.err.Error()
 }
 
+// interruptedError is a command cut short by Ctrl-C (or SIGTERM): its message is
+// what was done and how to finish, and it exits 130, as a shell reports a command
+// that SIGINT ended.
+type interruptedError struct{ err error }
+
+func (e *interruptedError) Error() string { return e.err.Error() }
+func (e *interruptedError) Unwrap() error { return e.err }
+
 // newFlags is a command's flag set; parse reports its errors, so it prints nothing.
 func newFlags(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -77,9 +85,10 @@ func writeUsage(w io.Writer, fs *flag.FlagSet) {
 }
 
 // commandResult turns what a command returned into its exit code, printing usage
-// or the error: 0 done or help, 2 usage, 1 any other error.
+// or the error: 0 done or help, 2 usage, 130 interrupted, 1 any other error.
 func commandResult(name string, err error, stdout, stderr io.Writer) int {
 	var ue *usageError
+	var ie *interruptedError
 	switch {
 	case err == nil:
 		return 0
@@ -90,6 +99,9 @@ func commandResult(name string, err error, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "linoone %s: %v\n\n", name, ue.err)
 		writeUsage(stderr, ue.fs)
 		return 2
+	case errors.As(err, &ie):
+		fmt.Fprintf(stderr, "linoone %s: %v\n", name, err)
+		return 130
 	default:
 		fmt.Fprintf(stderr, "linoone %s: %v\n", name, err)
 		return 1
@@ -130,8 +142,9 @@ returns the same short URL instead of a new one.
 
 With --file it imports FILE (one URL per line, or a CSV with a target_url column;
 - for stdin) in batches of 1,000: target_url,short_url CSV (or JSON lines) on
-stdout in input order, progress and failed lines on stderr, exit 1 if any failed.
-Keys derived from the file's content make a re-run mint nothing twice.
+stdout in input order, progress and failed lines on stderr, exit 1 if any failed
+(130 if interrupted). Keys derived from the file's content make a re-run mint
+nothing twice: run the same file again to finish it.
 
 example:
   url=$(linoone shorten 'https://example.com/landing?message_id=msg_123')

@@ -85,8 +85,9 @@ func (p *progressReporter) draw() {
 	fmt.Fprintf(p.w, "\r\033[K[%s%s] %d/%d %3d%% %.0f/s", strings.Repeat("#", fill), strings.Repeat(" ", width-fill), p.done, p.total, pct, rate)
 }
 
-// finish stops the updates and writes the summary.
-func (p *progressReporter) finish() {
+// finish stops the updates and writes the summary: the short URLs the import got,
+// and its rate, of those alone (failed lines and lines never sent are no links).
+func (p *progressReporter) finish(links int) {
 	close(p.stop)
 	<-p.stopped
 	p.mu.Lock()
@@ -95,5 +96,5 @@ func (p *progressReporter) finish() {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
 	elapsed := time.Since(p.started)
-	fmt.Fprintf(p.w, "linoone shorten: %d links in %.2fs (%.0f/s)\n", p.done, elapsed.Seconds(), float64(p.done)/max(elapsed.Seconds(), 1e-9))
+	fmt.Fprintf(p.w, "linoone shorten: %d links in %.2fs (%.0f/s)\n", links, elapsed.Seconds(), float64(links)/max(elapsed.Seconds(), 1e-9))
 }
