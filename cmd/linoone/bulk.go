@@ -390,7 +390,7 @@ func outcomes(answer []byte, n int) ([]outcome, error) {
 func describeAnswer(status int, body []byte) string {
 	var p management.Problem
 	if err := json.Unmarshal(body, &p); err == nil && p.Type != "" {
-		return fmt.Sprintf("%d %s: %s (%s)", status, p.Title, p.Detail, p.Type)
+		return problemText(status, p)
 	}
 	return fmt.Sprintf("%d %s: %.200q", status, http.StatusText(status), body)
 }
@@ -455,7 +455,7 @@ func (j bulkJob) write(ctx context.Context, parts [][]record, results []batchRes
 				if o.problem.Status >= 400 && o.problem.Status < 500 {
 					t.refused++
 				}
-				j.progress.printf("line %d: %s: %s (%s)\n", r.line, r.target, o.problem.Detail, o.problem.Type)
+				j.progress.printf("line %d: %s: %s (%s)\n", r.line, printable(r.target), printable(o.problem.Detail), printable(o.problem.Type))
 				continue
 			}
 			t.links++

@@ -189,3 +189,50 @@ func TestBulkInterrupted(t *testing.T) {
 		t.Errorf("%d batches sent, want 2: none after the interruption", n)
 	}
 }
+
+// TestEchoedInputAndProblemsArePrintable: a failed line and the server's problem
+// are echoed on the terminal; a carriage return or an escape sequence in either
+// would overwrite what was printed or be run by the terminal, so they are quoted.
+func TestEchoedInputAndProblemsArePrintable(t *testing.T) {
+	const evil = "\x1b]0;pwned\x07\x1b[2J"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/shorten" {
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(http.StatusBadRequest)
+			_ = json.NewEncoder(w).Encode(management.Problem{Type: "urn:linoone:problem:x" + evil, Title: "Bad Request" + evil, Status: 400, Detail: "no" + evil})
+			return
+		}
+		var req management.BatchRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			t.Errorf("batch body: %v", err)
+		}
+		res := management.BatchResponse{Results: make([]management.BatchResult, len(req.Items))}
+		for i := range res.Results {
+			res.Results[i].Problem = &management.Problem{Type: "urn:linoone:problem:target-url-characters", Title: "Bad Request", Status: 400, Detail: "refused\r" + evil}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(res)
+	}))
+	defer srv.Close()
+	file := filepath.Join(t.TempDir(), "links.txt")
+	if err := os.WriteFile(file, []byte("https://example.com/a\rFAKE"+evil+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{
+		"LINOONE_DATA_DIR": t.TempDir(), "LINOONE_MANAGEMENT_URL": srv.URL,
+		sigv4.EnvAccessKeyID: "LNKBULKTEST000000001", sigv4.EnvSecretAccessKey: "bulk-test-secret-bulk-test-secret-bulk",
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"shorten", "--file", file}, `line 1: "https://example.com/a\rFAKE\x1b]0;pwned\a\x1b[2J": "refused\r\x1b]0;pwned\a\x1b[2J" (urn:linoone:problem:target-url-characters)`},
+		{[]string{"shorten", "https://example.com/"}, `400 "Bad Request\x1b]0;pwned\a\x1b[2J": "no\x1b]0;pwned\a\x1b[2J" ("urn:linoone:problem:x\x1b]0;pwned\a\x1b[2J")`},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), tt.args, func(k string) string { return env[k] }, &out, &errOut)
+		if code != 1 || strings.ContainsAny(errOut.String(), "\r\x1b\a") || !strings.Contains(errOut.String(), tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want it to hold %s", tt.args, code, &errOut, tt.want)
+		}
+	}
+}

@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/linoone/linoone/api/management"
 	"github.com/linoone/linoone/internal/config"
@@ -145,7 +147,28 @@ func producerCredentials(cfg config.Shorten) (sigv4.Credentials, error) {
 func problemError(a answer) error {
 	var p management.Problem
 	if err := json.Unmarshal(a.body, &p); err == nil && p.Detail != "" {
-		return fmt.Errorf("%d %s: %s (%s)", a.status, p.Title, p.Detail, p.Type)
+		return errors.New(problemText(a.status, p))
 	}
 	return fmt.Errorf("unexpected answer from %s: %d: %.200q", a.call, a.status, a.body)
+}
+
+// problemText is a problem as a message shows it, each of its strings printable.
+func problemText(status int, p management.Problem) string {
+	return fmt.Sprintf("%d %s: %s (%s)", status, printable(p.Title), printable(p.Detail), printable(p.Type))
+}
+
+// printable is s as it is when it is valid UTF-8 and every character of it prints,
+// else quoted with Go's escapes (strconv.Quote): an input line or a server's problem
+// echoed raw could hold a carriage return that overwrites the line, or escape
+// sequences that the terminal runs.
+func printable(s string) string {
+	if !utf8.ValidString(s) {
+		return strconv.Quote(s)
+	}
+	for _, r := range s {
+		if !strconv.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }
