@@ -178,15 +178,17 @@ example:
   linoone recover --from-log serve.log
   linoone recover --from-log .linoone/bus/refused.jsonl
 `,
-	"consume": `usage: linoone consume [--drain]
+	"consume": `usage: linoone consume [--drain [--timeout DURATION]]
 
 Delivers the local bus into Persist apart from serve (LINOONE_CONSUMER=external);
 with --drain it delivers what is queued and exits, 1 if Persist refused a fact
 (kept in $LINOONE_DATA_DIR/bus/refused.jsonl for linoone recover --from-log).
+While Persist fails, a drain retries it; --timeout gives up after DURATION, exit 1,
+keeping what it delivered.
 
 example:
   LINOONE_CONSUMER=external linoone serve &
-  linoone consume --drain
+  linoone consume --drain --timeout 5m
 `,
 	"block": `usage: linoone block RULE
 

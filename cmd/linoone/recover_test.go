@@ -242,3 +242,28 @@ func TestRefusedFactsAreRecovered(t *testing.T) {
 		}
 	}
 }
+
+// TestConsumeDrainGivesUp: a drain retries a Persist that does not answer for as
+// long as it does not; with --timeout it gives up, exits 1 and says what is left,
+// and a drain once Persist answers delivers the click.
+func TestConsumeDrainGivesUp(t *testing.T) {
+	in := newInstance(t, "LINOONE_CONSUMER=external")
+	in.start()
+	tok := in.shorten("https://example.com/drain-timeout")
+	if res := in.resolve(tok); res.StatusCode != http.StatusFound {
+		t.Fatalf("GET /%s: %d", tok, res.StatusCode)
+	}
+	in.stop() // local Persist stops with serve: nothing answers on its port
+	start := time.Now()
+	out, errOut, err := in.cli("consume", "--drain", "--timeout", "1s")
+	if err == nil || !strings.Contains(errOut, "not drained within 1s: delivered 0,") {
+		t.Fatalf("consume --drain --timeout 1s with Persist down: %v\nstdout %s\nstderr %s", err, out, errOut)
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("gave up after %v", took)
+	}
+	in.start()
+	if out, errOut, err := in.cli("consume", "--drain", "--timeout", "1m"); err != nil || !strings.Contains(out, "delivered 1,") {
+		t.Fatalf("consume --drain with Persist up: %v\nstdout %s\nstderr %s", err, out, errOut)
+	}
+}

@@ -516,8 +516,12 @@ func newConsumer(dataDir string, pc *persist.Client, opts localbus.ConsumerOptio
 func consume(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlags("consume")
 	drain := fs.Bool("drain", false, "deliver what is queued, then exit")
+	timeout := fs.Duration("timeout", 0, "with --drain: give up after this long (e.g. 5m), exit 1; 0: wait for Persist as long as it takes")
 	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
+	}
+	if *timeout < 0 || (*timeout > 0 && !*drain) {
+		return &usageError{fs: fs, err: errors.New("--timeout is a positive duration, and goes with --drain")}
 	}
 	cfg, err := config.LoadConsume(getenv)
 	if err != nil {
@@ -538,7 +542,21 @@ func consume(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer c.Close()
 	if *drain {
-		if err := c.Drain(ctx); err != nil {
+		// A drain retries a Persist that fails (backing off to 5 s) for as long as it
+		// fails; a script or a cron job gives it a bound. What it delivered before the
+		// bound stays delivered: the offset moves batch by batch.
+		dctx, cancel := ctx, context.CancelFunc(func() {})
+		if *timeout > 0 {
+			dctx, cancel = context.WithTimeout(ctx, *timeout)
+		}
+		err := c.Drain(dctx)
+		cancel()
+		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			lag, _ := c.Lag()
+			return fmt.Errorf("not drained within %s: delivered %d, %d bytes of the journal still queued (run it again once Persist answers): %w",
+				*timeout, c.Stats().Delivered, lag, err)
+		}
+		if err != nil {
 			return err
 		}
 	} else if err := c.Run(ctx); err != nil {
