@@ -165,7 +165,17 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return err
 }
 
+// http1 is the prefix of every protocol version the resolver serves, as net/http.
+var http1 = []byte("HTTP/1.")
+
 func (s *Server) handle(ctx *fasthttp.RequestCtx) {
+	// fasthttp serves any version on a request line ("HTTP/2.0", "HTTP/0.9") as
+	// HTTP/1.x; net/http answers 505, and no such request is a visit.
+	if !bytes.HasPrefix(ctx.Request.Header.Protocol(), http1) {
+		ctx.SetConnectionClose()
+		ctx.Error("505 HTTP Version Not Supported: unsupported protocol version", http.StatusHTTPVersionNotSupported)
+		return
+	}
 	token, ok := redirectToken(ctx)
 	if !ok {
 		// net/http's server refuses a request target it cannot parse with 400, before

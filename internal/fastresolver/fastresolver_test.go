@@ -461,6 +461,28 @@ func serveLogging(t *testing.T, log *slog.Logger) (string, func()) {
 	}
 }
 
+// TestOtherHTTPVersionsRefused: a request line of a version other than HTTP/1.x is
+// answered 505 and closed, as net/http answers it, and is no click; fasthttp alone
+// took "HTTP/2.0" and "HTTP/0.9" for HTTP/1.1 and redirected.
+func TestOtherHTTPVersionsRefused(t *testing.T) {
+	netAddr, netPub := serveNetHTTP(t)
+	fastAddr, fastPub, _ := serveFast(t, false)
+	for _, proto := range []string{"HTTP/2.0", "HTTP/0.9", "HTTP/3.0"} {
+		raw := "GET /" + string(known.Token) + " " + proto + "\r\nHost: s.example.com\r\n\r\n"
+		want, wantBody := exchange(t, netAddr, raw)
+		got, gotBody := exchange(t, fastAddr, raw)
+		if want.StatusCode != http.StatusHTTPVersionNotSupported {
+			t.Fatalf("%s: net/http answered %d, the test expects 505", proto, want.StatusCode)
+		}
+		if got.StatusCode != want.StatusCode || !bytes.Equal(gotBody, wantBody) || !got.Close {
+			t.Errorf("%s: fasthttp %d %q (close %v); net/http %d %q", proto, got.StatusCode, gotBody, got.Close, want.StatusCode, wantBody)
+		}
+	}
+	if n, m := len(fastPub.taken()), len(netPub.taken()); n != 0 || m != 0 {
+		t.Errorf("clicks recorded: fasthttp %d, net/http %d; want none", n, m)
+	}
+}
+
 // TestMalformedRequestLogIsBounded: anyone can send malformed requests as fast as
 // they like; the log takes a bounded number of lines a second of them.
 func TestMalformedRequestLogIsBounded(t *testing.T) {
