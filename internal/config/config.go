@@ -161,6 +161,16 @@ func CheckServiceURL(raw string) error {
 	return nil
 }
 
+// masked is err's message with the URL raw it quotes shown as redactURL shows it.
+func masked(err error, raw string) string {
+	msg := err.Error()
+	if r := redactURL(raw); r != raw {
+		msg = strings.ReplaceAll(msg, strconv.Quote(raw), strconv.Quote(r))
+		msg = strings.ReplaceAll(msg, raw, r)
+	}
+	return msg
+}
+
 // redactURL is raw with its userinfo, password or user name (which may be a
 // token), replaced by xxxxx. A value that does not parse as a URL is masked from
 // its "://" (or its start) up to its last "@".

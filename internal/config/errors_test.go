@@ -211,5 +211,14 @@ func TestBadURLMessageMasksUserinfo(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "LINOONE_PERSIST_URL: "+tt.want+" is not an http(s) URL") || strings.Contains(err.Error(), "PASS") {
 			t.Errorf("%s: %v, want it shown as %s", tt.value, err, tt.want)
 		}
+		// The resolver base URL is checked by the core's rule, whose error quotes it.
+		_, err = LoadServe(env(map[string]string{"LINOONE_RESOLVER_BASE_URL": tt.value}))
+		if err == nil || strings.Contains(err.Error(), "PASS") {
+			t.Errorf("LINOONE_RESOLVER_BASE_URL %s: %v, want it refused with its userinfo masked", tt.value, err)
+		}
+		_, err = LoadIssueFunction(env(map[string]string{"LINOONE_RESOLVER_BASE_URL": tt.value}))
+		if err == nil || strings.Contains(err.Error(), "PASS") {
+			t.Errorf("issue function, LINOONE_RESOLVER_BASE_URL %s: %v, want it refused with its userinfo masked", tt.value, err)
+		}
 	}
 }
