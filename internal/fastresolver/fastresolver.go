@@ -62,7 +62,8 @@ type Server struct {
 	srv    *fasthttp.Server
 	api    *httpapi.ResolverHandler
 	other  fasthttp.RequestHandler // the net/http handler, through the adaptor
-	closed chan struct{}           // closed by Shutdown, under mu
+	log    *slog.Logger
+	closed chan struct{} // closed by Shutdown, under mu
 
 	mu sync.Mutex
 	ln net.Listener // the listener Serve took, which Shutdown closes
@@ -94,7 +95,7 @@ func New(api *httpapi.ResolverHandler, o Options) *Server {
 	detached := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		api.ServeHTTP(w, r.WithContext(context.WithoutCancel(r.Context())))
 	})
-	s := &Server{api: api, other: fasthttpadaptor.NewFastHTTPHandler(detached), closed: make(chan struct{})}
+	s := &Server{api: api, other: fasthttpadaptor.NewFastHTTPHandler(detached), log: o.Logger, closed: make(chan struct{})}
 	s.srv = &fasthttp.Server{
 		Handler:                      s.handle,
 		ReadTimeout:                  o.ReadTimeout,
@@ -133,7 +134,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.ln = ln
 	s.mu.Unlock()
-	err := s.srv.Serve(readAhead(ln))
+	err := s.srv.Serve(readAhead(retryAccept{Listener: ln, log: s.log}))
 	select {
 	case <-s.closed:
 		return http.ErrServerClosed
