@@ -2,6 +2,7 @@ package sigv4
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -37,14 +38,17 @@ const (
 // Verifier checks SigV4 header signatures made with one key pair for one
 // region and service. It is safe for concurrent use.
 type Verifier struct {
-	creds    Credentials
-	region   string
-	service  string
-	now      func() time.Time
-	skew     time.Duration
-	maxBody  int64
-	signer   *v4.Signer
-	awsCreds aws.Credentials
+	creds   Credentials
+	region  string
+	service string
+	now     func() time.Time
+	skew    time.Duration
+	maxBody int64
+	// unverified bounds the bodies read at once before their signature can be
+	// checked (MaxUnverifiedReads).
+	unverified gate
+	signer     *v4.Signer
+	awsCreds   aws.Credentials
 }
 
 // Option configures a [Verifier].
@@ -71,12 +75,13 @@ func WithMaxBodyBytes(n int64) Option {
 // service (for the management API, "execute-api").
 func New(creds Credentials, region, service string, opts ...Option) (*Verifier, error) {
 	v := &Verifier{
-		creds:   creds,
-		region:  region,
-		service: service,
-		now:     time.Now,
-		skew:    DefaultSkew,
-		maxBody: DefaultMaxBodyBytes,
+		creds:      creds,
+		region:     region,
+		service:    service,
+		now:        time.Now,
+		skew:       DefaultSkew,
+		maxBody:    DefaultMaxBodyBytes,
+		unverified: make(gate, MaxUnverifiedReads),
 	}
 	for _, opt := range opts {
 		opt(v)
@@ -119,33 +124,14 @@ func New(creds Credentials, region, service string, opts ...Option) (*Verifier, 
 // that its method, path, query, signed headers and body are the ones signed.
 // Otherwise the error wraps one of the package's sentinel errors.
 func (v *Verifier) Verify(r *http.Request) error {
-	query, queryErr := url.ParseQuery(r.URL.RawQuery)
-	if isPresigned(query) {
-		return fmt.Errorf("verify request: %w", ErrPresignUnsupported)
-	}
-	auth, err := v.checkAuthorization(r)
+	auth, signingTime, declared, err := v.head(r)
 	if err != nil {
 		return fmt.Errorf("verify request: %w", err)
 	}
-	signingTime, err := v.checkDate(r, auth)
-	if err != nil {
-		return fmt.Errorf("verify request: %w", err)
-	}
-	for _, required := range []string{"host", "x-amz-date"} {
-		if !auth.signs(required) {
-			return fmt.Errorf("verify request: %w: %s is not a signed header", ErrMalformedAuthorization, required)
-		}
-	}
-	if queryErr != nil {
-		return fmt.Errorf("verify request: %w: query string cannot be canonicalised", ErrMalformedAuthorization)
-	}
-	if declared, ok := declaredHash(r.Header); ok {
-		// The signature covers the body's hash the request declares, so it is
-		// checked first: a forged request gets no buffer the size of the
+	if declared != "" {
+		// The signature covers the body's hash the request declares, so it was
+		// checked first (head): a forged request gets no buffer the size of the
 		// Content-Length it claims. Then the body must have that hash.
-		if err := v.checkSignature(r, auth, declared, signingTime); err != nil {
-			return fmt.Errorf("verify request: %w", err)
-		}
 		body, err := v.readBody(r, r.ContentLength)
 		if err != nil {
 			return fmt.Errorf("verify request: %w", err)
@@ -155,8 +141,15 @@ func (v *Verifier) Verify(r *http.Request) error {
 		}
 		return nil
 	}
-	// Nothing signed vouches for the Content-Length yet: the buffer grows with what
-	// arrives.
+	// Nothing signed vouches for the body yet: it is read before the signature can be
+	// checked, by anyone who names the access key id (which serve logs). So few are
+	// read at once, and the buffer grows with what arrives, not with the
+	// Content-Length the request claims.
+	release, err := v.unverified.acquire(r.Context())
+	if err != nil {
+		return fmt.Errorf("verify request: %w", err)
+	}
+	defer release()
 	body, err := v.readBody(r, min(r.ContentLength, unverifiedPresize))
 	if err != nil {
 		return fmt.Errorf("verify request: %w", err)
@@ -169,6 +162,75 @@ func (v *Verifier) Verify(r *http.Request) error {
 		return fmt.Errorf("verify request: %w", err)
 	}
 	return nil
+}
+
+// Precheck runs the checks of Verify that need no body: no presigned query, the
+// Authorization header, its access key, scope and date, the headers it must sign,
+// and, for a request that declares its body's hash, the signature itself. A handler
+// that must read a body before Verify does (to bound it) calls it first, so that a
+// request nobody could have signed reserves no buffer. It returns the declared hash
+// (lowercase hex), whose signature it checked: the body, once read, must have that
+// SHA-256, and nothing else is left to check. "" means none was declared: the body
+// must be read and the request given to Verify.
+func (v *Verifier) Precheck(r *http.Request) (bodyHash string, err error) {
+	_, _, declared, err := v.head(r)
+	if err != nil {
+		return "", fmt.Errorf("verify request: %w", err)
+	}
+	return declared, nil
+}
+
+// head runs the checks that need no body, and returns the parsed Authorization, the
+// signing time and the body hash the request declares ("" if none), whose signature
+// it has checked.
+func (v *Verifier) head(r *http.Request) (authorization, time.Time, string, error) {
+	query, queryErr := url.ParseQuery(r.URL.RawQuery)
+	if isPresigned(query) {
+		return authorization{}, time.Time{}, "", ErrPresignUnsupported
+	}
+	auth, err := v.checkAuthorization(r)
+	if err != nil {
+		return authorization{}, time.Time{}, "", err
+	}
+	signingTime, err := v.checkDate(r, auth)
+	if err != nil {
+		return authorization{}, time.Time{}, "", err
+	}
+	for _, required := range []string{"host", "x-amz-date"} {
+		if !auth.signs(required) {
+			return authorization{}, time.Time{}, "", fmt.Errorf("%w: %s is not a signed header", ErrMalformedAuthorization, required)
+		}
+	}
+	if queryErr != nil {
+		return authorization{}, time.Time{}, "", fmt.Errorf("%w: query string cannot be canonicalised", ErrMalformedAuthorization)
+	}
+	declared, ok := declaredHash(r.Header)
+	if !ok {
+		return auth, signingTime, "", nil
+	}
+	if err := v.checkSignature(r, auth, declared, signingTime); err != nil {
+		return authorization{}, time.Time{}, "", err
+	}
+	return auth, signingTime, declared, nil
+}
+
+// MaxUnverifiedReads bounds the bodies a Verifier reads at once before their
+// signature can be checked: each may be as large as the body bound (8 MiB by
+// default), and an auditor's 100 such requests to local Persist held 1.3 GB.
+// Requests past it wait for a turn (until their context ends), holding no buffer.
+const MaxUnverifiedReads = 8
+
+// gate is a counting semaphore.
+type gate chan struct{}
+
+// acquire takes a turn, or fails when ctx ends first.
+func (g gate) acquire(ctx context.Context) (release func(), err error) {
+	select {
+	case g <- struct{}{}:
+		return func() { <-g }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting to read an unverified body: %w", ctx.Err())
+	}
 }
 
 // Middleware returns a middleware that lets only verified requests reach the
