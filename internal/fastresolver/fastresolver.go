@@ -34,6 +34,7 @@ import (
 	"github.com/valyala/fasthttp/fasthttpadaptor"
 
 	"github.com/linoone/linoone/internal/httpapi"
+	"github.com/linoone/linoone/internal/logbudget"
 	"github.com/linoone/linoone/internal/shorturl"
 )
 
@@ -112,7 +113,7 @@ func New(api *httpapi.ResolverHandler, o Options) *Server {
 		// to a pool. It makes fasthttp read a request in two reads, which
 		// readAhead (see Serve) turns back into one.
 		ReduceMemoryUsage: true,
-		Logger:            &logger{log: o.Logger},
+		Logger:            &logger{log: o.Logger, budget: logbudget.New(maxLogLinesPerSecond)},
 		ErrorHandler:      answerUnreadable,
 	}
 	return s
@@ -251,12 +252,8 @@ func answerUnreadable(ctx *fasthttp.RequestCtx, err error) {
 // serve (a malformed request, a connection error), at most maxLogLinesPerSecond lines
 // a second, since anyone can send malformed requests as fast as they like.
 type logger struct {
-	log *slog.Logger
-
-	mu      sync.Mutex
-	second  int64 // the Unix second whose lines n counts
-	n       int
-	dropped int // lines left out since the last one logged
+	log    *slog.Logger
+	budget *logbudget.Budget
 }
 
 const maxLogLinesPerSecond = 10
@@ -268,19 +265,10 @@ const maxLogLinesPerSecond = 10
 // either may hold an Authorization header, a session token or cookies. So the error
 // is cut at its first quote, and the head's bytes are never logged.
 func (l *logger) Printf(format string, args ...any) {
-	l.mu.Lock()
-	if now := time.Now().Unix(); now != l.second {
-		l.second, l.n = now, 0
-	}
-	if l.n >= maxLogLinesPerSecond {
-		l.dropped++
-		l.mu.Unlock()
+	ok, dropped := l.budget.Take()
+	if !ok {
 		return
 	}
-	l.n++
-	dropped := l.dropped
-	l.dropped = 0
-	l.mu.Unlock()
 	msg := fmt.Sprintf(format, args...)
 	cut := len(msg)
 	if i := strings.Index(msg, ", contents: "); i >= 0 {

@@ -51,9 +51,13 @@ func (s *Store) authenticate(a Authenticator, next http.Handler) http.Handler {
 				return
 			}
 			// The reason names the failed check, never the secret, the signature
-			// or the Authorization header.
-			s.log.WarnContext(r.Context(), "local persist request refused: signature",
-				"method", r.Method, "path", r.URL.Path, "remote_addr", r.RemoteAddr, "reason", err.Error())
+			// or the Authorization header; anyone can send unsigned requests as fast
+			// as they like, so few lines a second.
+			if ok, leftOut := s.refusals.Take(); ok {
+				s.log.WarnContext(r.Context(), "local persist request refused: signature",
+					"method", r.Method, "path", r.URL.Path, "remote_addr", r.RemoteAddr, "reason", err.Error(),
+					"refusals_left_out_before", leftOut)
+			}
 			writeJSONError(w, http.StatusForbidden, rejectedMessage)
 			return
 		}

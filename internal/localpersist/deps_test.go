@@ -8,8 +8,9 @@ import (
 
 // TestStandsAlone keeps local Persist a separate service: besides the standard
 // library it may import only internal/graphson, internal/yield (which lets its long
-// work give redirects their turn inside `serve`) and the SQLite driver, and nothing it
-// depends on may reach Linoone's domain.
+// work give redirects their turn inside `serve`), internal/logbudget (which bounds the
+// refusals it logs) and the SQLite driver, and nothing it depends on may reach
+// Linoone's domain.
 func TestStandsAlone(t *testing.T) {
 	const module = "github.com/linoone/linoone/"
 	out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, ".").Output()
@@ -26,7 +27,7 @@ func TestStandsAlone(t *testing.T) {
 	}
 	for _, imp := range strings.Fields(string(out)) {
 		switch {
-		case std[imp], imp == module+"internal/graphson", imp == module+"internal/yield", imp == "modernc.org/sqlite":
+		case std[imp], imp == module+"internal/graphson", imp == module+"internal/yield", imp == module+"internal/logbudget", imp == "modernc.org/sqlite":
 		default:
 			t.Errorf("imports %s", imp)
 		}
@@ -36,7 +37,7 @@ func TestStandsAlone(t *testing.T) {
 		t.Fatalf("go list -deps: %v", err)
 	}
 	for _, d := range strings.Fields(string(deps)) {
-		if strings.HasPrefix(d, module) && d != module+"internal/graphson" && d != module+"internal/yield" && d != module+"internal/localpersist" {
+		if strings.HasPrefix(d, module) && d != module+"internal/graphson" && d != module+"internal/yield" && d != module+"internal/logbudget" && d != module+"internal/localpersist" {
 			t.Errorf("depends on %s", d)
 		}
 	}

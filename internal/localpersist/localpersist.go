@@ -52,6 +52,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/linoone/linoone/internal/logbudget"
 )
 
 // Default limits. A body holds up to a whole POST /shorten/batch: 1,000 short_url
@@ -107,6 +109,7 @@ type Store struct {
 	maxBatch  int
 	maxAnswer int
 	auth      Authenticator
+	refusals  *logbudget.Budget // of the refused requests, those logged a second
 
 	wdb   *sql.DB // one connection: the group-commit writer
 	rdb   *sql.DB // read pool, concurrent with the writer thanks to WAL
@@ -137,7 +140,7 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 		return nil, fmt.Errorf("open local persist: negative limit (max body %d, max batch %d, max answer %d)", opts.MaxBodyBytes, opts.MaxBatch, opts.MaxAnswerBytes)
 	}
 	s := &Store{log: opts.Logger, now: opts.Now, maxBody: opts.MaxBodyBytes, maxBatch: opts.MaxBatch, maxAnswer: opts.MaxAnswerBytes,
-		auth: opts.Authenticator, known: newKnownVertices()}
+		auth: opts.Authenticator, refusals: logbudget.New(10), known: newKnownVertices()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

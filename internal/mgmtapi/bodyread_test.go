@@ -3,17 +3,22 @@ package mgmtapi_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/linoone/linoone/internal/mgmtapi"
+	"github.com/linoone/linoone/internal/shorturl"
 	"github.com/linoone/linoone/internal/sigv4"
+	"github.com/linoone/linoone/internal/syncbuf"
 )
 
 // countedBody counts what is read of it; with a gate, its first Read reports that it
@@ -160,5 +165,36 @@ func TestDeclaredHashMustMatchTheBody(t *testing.T) {
 	}
 	if n := e.ingests.Load(); n != 0 {
 		t.Errorf("%d ingests for a refused request", n)
+	}
+}
+
+// TestRefusalsLogFewLines: anyone can send unsigned requests as fast as they like;
+// the log takes a few lines a second of them, not one each.
+func TestRefusalsLogFewLines(t *testing.T) {
+	e := newEnv(t)
+	is, err := shorturl.NewIssuer(shorturl.IssuerConfig{Store: e.pc, ResolverBaseURL: "http://127.0.0.1:8080", Rand: rand.Reader})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := sigv4.New(creds, "us-east-1", "execute-api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncbuf.Buffer
+	h, err := mgmtapi.NewManagement(mgmtapi.ManagementDeps{Issuer: is, Clicker: e.pc, Authenticator: v,
+		Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sent = 100
+	for range sent {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8081/shorten", bytes.NewReader(targetBody("https://example.com/"))))
+		if rec.Code != http.StatusForbidden {
+			t.Fatalf("unsigned: %d, want 403", rec.Code)
+		}
+	}
+	if n := strings.Count(logs.String(), "request refused: signature"); n == 0 || n > sent/4 {
+		t.Errorf("%d refusal lines for %d unsigned requests, want a few", n, sent)
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/linoone/linoone/api/management"
 	"github.com/linoone/linoone/internal/apidocs"
 	"github.com/linoone/linoone/internal/httpapi"
+	"github.com/linoone/linoone/internal/logbudget"
 	"github.com/linoone/linoone/internal/shorturl"
 	"github.com/linoone/linoone/internal/wiring"
 )
@@ -118,7 +119,7 @@ func NewManagement(d ManagementDeps) (http.Handler, error) {
 	// Middlewares run last-to-first: body limit and signature, then media type, the
 	// strict JSON scan and schema validation, then the handler.
 	mws := []management.MiddlewareFunc{validate, strictJSON, requireJSON,
-		authenticate(d.Authenticator, log, make(chan struct{}, maxUnverifiedBodies))}
+		authenticate(d.Authenticator, refusals{log, logbudget.New(maxRefusalLinesPerSecond)}, make(chan struct{}, maxUnverifiedBodies))}
 	return management.HandlerWithOptions(strict, management.StdHTTPServerOptions{BaseRouter: mux, Middlewares: mws, ErrorHandlerFunc: paramProblem(param)}), nil
 }
 
@@ -161,7 +162,7 @@ const maxUnverifiedBodies = 8
 // with the right key, whose signature is checked already when it declares its
 // body's hash, and at most maxUnverifiedBodies at once of those whose signature can
 // only be checked after the read.
-func authenticate(a Authenticator, log *slog.Logger, unverified chan struct{}) func(http.Handler) http.Handler {
+func authenticate(a Authenticator, log refusals, unverified chan struct{}) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			limit := bodyLimit(r)
@@ -174,7 +175,7 @@ func authenticate(a Authenticator, log *slog.Logger, unverified chan struct{}) f
 			if signed {
 				var err error
 				if declared, err = a.Precheck(r); err != nil {
-					refuse(w, r, log, err)
+					log.refuse(w, r, err)
 					return
 				}
 				if declared == "" {
@@ -201,12 +202,12 @@ func authenticate(a Authenticator, log *slog.Logger, unverified chan struct{}) f
 			case signed && declared != "":
 				// The signature covers the declared hash (Precheck): the body must have it.
 				if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != declared {
-					refuse(w, r, log, errors.New("X-Amz-Content-Sha256 does not match the body"))
+					log.refuse(w, r, errors.New("X-Amz-Content-Sha256 does not match the body"))
 					return
 				}
 			case signed:
 				if err := a.Verify(r); err != nil {
-					refuse(w, r, log, err)
+					log.refuse(w, r, err)
 					return
 				}
 			}
@@ -215,10 +216,24 @@ func authenticate(a Authenticator, log *slog.Logger, unverified chan struct{}) f
 	}
 }
 
+// maxRefusalLinesPerSecond bounds the refusals logged a second: anyone can send
+// unsigned requests as fast as they like (an auditor's one client wrote 660 KB of
+// them a second).
+const maxRefusalLinesPerSecond = 10
+
+// refusals logs the requests whose signature failed, within a budget.
+type refusals struct {
+	log    *slog.Logger
+	budget *logbudget.Budget
+}
+
 // refuse answers a request whose signature failed: 403, the failed check in the
 // server's log only, never the secret or the signature.
-func refuse(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
-	log.WarnContext(r.Context(), "request refused: signature", "method", r.Method, "path", r.URL.Path, "reason", err.Error())
+func (l refusals) refuse(w http.ResponseWriter, r *http.Request, err error) {
+	if ok, leftOut := l.budget.Take(); ok {
+		l.log.WarnContext(r.Context(), "request refused: signature", "method", r.Method, "path", r.URL.Path, "reason", err.Error(),
+			"refusals_left_out_before", leftOut)
+	}
 	// The client learns no more than AWS tells it: which check failed is in the
 	// server's log only.
 	httpapi.WriteProblem(w, httpapi.NewProblem(http.StatusForbidden, httpapi.CodeForbidden, forbiddenDetail))
