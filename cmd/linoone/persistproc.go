@@ -293,7 +293,7 @@ func inheritedListener() (net.Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listener from serve (fd 3): %w", err)
 	}
-	return ln, nil
+	return capConns(ln, connCap(openFileLimit(), persistConnShare)), nil
 }
 
 // startPersist starts local Persist in a child process on the listener listen bound

@@ -107,7 +107,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	// The resolver port is fasthttp: a redirect costs it about half of net/http's
 	// CPU (package fastresolver); whatever is not a redirect is answered by the
 	// same net/http handler as on Lambda.
-	s.resolver = fastresolver.New(rs.Handler, fastresolver.Options{Logger: log})
+	s.resolver = fastresolver.New(rs.Handler, fastresolver.Options{Logger: log, MaxConns: connCap(openFileLimit(), resolverConnShare)})
 	s.management = newServer(mgmt, log)
 	s.recorder = rs.Recorder
 	return s.run(ctx, cfg, rs.Metrics)
@@ -359,6 +359,7 @@ func (s *stack) listen(cfg config.Serve) error {
 	if s.managementLn, err = net.Listen("tcp", cfg.ManagementAddr); err != nil {
 		return fmt.Errorf("management api: %w", err)
 	}
+	s.managementLn = capConns(s.managementLn, connCap(openFileLimit(), managementConnShare))
 	if cfg.Persist.Start {
 		if s.pLn, err = net.Listen("tcp", cfg.Persist.Addr); err != nil {
 			return fmt.Errorf("local persist: %w", err)

@@ -55,7 +55,10 @@ type Options struct {
 	// the resolver API reads one, and fasthttp reads it whole before the
 	// handler runs. A larger one is answered 413.
 	MaxBodyBytes int
-	Logger       *slog.Logger // default: discard
+	// MaxConns bounds the connections served at once (0: fasthttp's default, 256
+	// Ki); a connection past it is answered 503 and closed.
+	MaxConns int
+	Logger   *slog.Logger // default: discard
 }
 
 // Server is the resolver API on fasthttp.
@@ -113,6 +116,7 @@ func New(api *httpapi.ResolverHandler, o Options) *Server {
 		// to a pool. It makes fasthttp read a request in two reads, which
 		// readAhead (see Serve) turns back into one.
 		ReduceMemoryUsage: true,
+		Concurrency:       o.MaxConns,
 		Logger:            &logger{log: o.Logger, budget: logbudget.New(maxLogLinesPerSecond)},
 		ErrorHandler:      answerUnreadable,
 	}
