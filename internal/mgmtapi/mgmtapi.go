@@ -10,8 +10,6 @@ package mgmtapi
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +28,7 @@ import (
 	"github.com/linoone/linoone/internal/httpapi"
 	"github.com/linoone/linoone/internal/logbudget"
 	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/sigv4"
 	"github.com/linoone/linoone/internal/wiring"
 )
 
@@ -48,12 +47,11 @@ type Clicker interface {
 // Authenticator verifies a request's SigV4 signature. Locally the server verifies
 // it; on AWS API Gateway's AWS_IAM authorizer already has, and Authenticator is nil.
 type Authenticator interface {
+	// Verify reads the body (the *sigv4.Verifier checks what needs no body first,
+	// and reads few bodies at once whose signature it can check only after the
+	// read) and leaves an equivalent r.Body. A body over r.Body's bound fails with
+	// sigv4.ErrBodyTooLarge.
 	Verify(r *http.Request) error
-	// Precheck runs the checks that need no body (the Authorization header, its key,
-	// scope and date, and the signature when the body's hash is declared) and returns
-	// the declared hash (hex SHA-256) whose signature it checked; "" when none was
-	// declared, and the request goes to Verify once its body is read.
-	Precheck(r *http.Request) (bodyHash string, err error)
 }
 
 // ManagementDeps are what the management API needs.
@@ -119,7 +117,7 @@ func NewManagement(d ManagementDeps) (http.Handler, error) {
 	// Middlewares run last-to-first: body limit and signature, then media type, the
 	// strict JSON scan and schema validation, then the handler.
 	mws := []management.MiddlewareFunc{validate, strictJSON, requireJSON,
-		authenticate(d.Authenticator, refusals{log, logbudget.New(maxRefusalLinesPerSecond)}, make(chan struct{}, maxUnverifiedBodies))}
+		authenticate(d.Authenticator, refusals{log, logbudget.New(maxRefusalLinesPerSecond)})}
 	return management.HandlerWithOptions(strict, management.StdHTTPServerOptions{BaseRouter: mux, Middlewares: mws, ErrorHandlerFunc: paramProblem(param)}), nil
 }
 
@@ -148,69 +146,47 @@ func withRequestHost(f management.StrictHandlerFunc, operationID string) managem
 	}
 }
 
-// maxUnverifiedBodies bounds the bodies read at once before their signature can be
-// checked (a request that declares no X-Amz-Content-Sha256 and names the right key,
-// scope and date): a batch's may hold 4 MiB, and an auditor's 200 unsigned batch
-// bodies held 1.9 GB before this bound and the checks before the read.
-const maxUnverifiedBodies = 8
-
 // authenticate reads the whole body up front, bounded, so that the signature check
 // and the validator see the same bytes and an oversized body is a clear 413, and
-// lets only a signed request (a public route aside) go on. Before it reads anything
-// it refuses a Content-Length over the bound (413) and a request whose signature
-// fails the checks that need no body (403): a body is read only for a request signed
-// with the right key, whose signature is checked already when it declares its
-// body's hash, and at most maxUnverifiedBodies at once of those whose signature can
-// only be checked after the read.
-func authenticate(a Authenticator, log refusals, unverified chan struct{}) func(http.Handler) http.Handler {
+// lets only a signed request (a public route aside) go on. A Content-Length over the
+// bound is refused before anything is read. The body is bounded before Verify reads
+// it, so that Verify, which checks the Authorization header, its key, scope and date
+// (and the signature of a declared body hash) before it reads anything, and reads
+// few unverified bodies at once, is what reads a signed request's body from the
+// connection: an anonymous client reserves no buffer (an auditor's 200 had held
+// 1.9 GB when the body was read before the signature was looked at).
+func authenticate(a Authenticator, log refusals) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			limit := bodyLimit(r)
+			tooLarge := httpapi.NewProblem(http.StatusRequestEntityTooLarge, httpapi.CodeTooLarge, fmt.Sprintf("request body is larger than %d bytes", limit))
 			if r.ContentLength > int64(limit) {
-				httpapi.WriteProblem(w, httpapi.NewProblem(http.StatusRequestEntityTooLarge, httpapi.CodeTooLarge, fmt.Sprintf("request body is larger than %d bytes", limit)))
+				httpapi.WriteProblem(w, tooLarge)
 				return
 			}
-			signed := a != nil && !isPublic(r)
-			var declared string
-			if signed {
-				var err error
-				if declared, err = a.Precheck(r); err != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, int64(limit))
+			if a != nil && !isPublic(r) {
+				switch err := a.Verify(r); {
+				case errors.Is(err, sigv4.ErrBodyTooLarge):
+					httpapi.WriteProblem(w, tooLarge)
+					return
+				case err != nil:
 					log.refuse(w, r, err)
 					return
 				}
-				if declared == "" {
-					select {
-					case unverified <- struct{}{}:
-						defer func() { <-unverified }()
-					case <-r.Context().Done():
-						return // the client went away while it waited
-					}
-				}
 			}
-			b, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
-			if err != nil {
-				httpapi.WriteProblem(w, httpapi.NewProblem(http.StatusBadRequest, httpapi.CodeInvalidRequest, "request body could not be read"))
+			b, err := io.ReadAll(r.Body)
+			var mbe *http.MaxBytesError
+			switch {
+			case errors.As(err, &mbe):
+				httpapi.WriteProblem(w, tooLarge)
 				return
-			}
-			if len(b) > limit {
-				httpapi.WriteProblem(w, httpapi.NewProblem(http.StatusRequestEntityTooLarge, httpapi.CodeTooLarge, fmt.Sprintf("request body is larger than %d bytes", limit)))
+			case err != nil:
+				httpapi.WriteProblem(w, httpapi.NewProblem(http.StatusBadRequest, httpapi.CodeInvalidRequest, "request body could not be read"))
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(b))
 			r.ContentLength = int64(len(b))
-			switch {
-			case signed && declared != "":
-				// The signature covers the declared hash (Precheck): the body must have it.
-				if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != declared {
-					log.refuse(w, r, errors.New("X-Amz-Content-Sha256 does not match the body"))
-					return
-				}
-			case signed:
-				if err := a.Verify(r); err != nil {
-					log.refuse(w, r, err)
-					return
-				}
-			}
 			next.ServeHTTP(w, r)
 		})
 	}
