@@ -12,7 +12,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -156,41 +155,9 @@ func (r *reader) httpURL(name, def string) string {
 // message goes to a terminal or a log.
 func CheckServiceURL(raw string) error {
 	if _, _, err := shorturl.ParseBaseURL(raw); err != nil {
-		return fmt.Errorf("%q is not an http(s) URL with a host and no query, fragment or userinfo", redactURL(raw))
+		return fmt.Errorf("%q is not an http(s) URL with a host and no query, fragment or userinfo", shorturl.RedactURL(raw))
 	}
 	return nil
-}
-
-// masked is err's message with the URL raw it quotes shown as redactURL shows it.
-func masked(err error, raw string) string {
-	msg := err.Error()
-	if r := redactURL(raw); r != raw {
-		msg = strings.ReplaceAll(msg, strconv.Quote(raw), strconv.Quote(r))
-		msg = strings.ReplaceAll(msg, raw, r)
-	}
-	return msg
-}
-
-// redactURL is raw with its userinfo, password or user name (which may be a
-// token), replaced by xxxxx. A value that does not parse as a URL is masked from
-// its "://" (or its start) up to its last "@".
-func redactURL(raw string) string {
-	if u, err := url.Parse(raw); err == nil {
-		if u.User == nil {
-			return raw
-		}
-		u.User = url.User("xxxxx")
-		return u.String()
-	}
-	at := strings.LastIndex(raw, "@")
-	if at < 0 {
-		return raw
-	}
-	start := 0
-	if i := strings.Index(raw, "://"); i >= 0 && i < at {
-		start = i + len("://")
-	}
-	return raw[:start] + "xxxxx" + raw[at:]
 }
 
 // ssmParam reads an optional SSM parameter name.

@@ -74,7 +74,7 @@ func (r *reader) resolverBaseURL(resolverAddr string) string {
 	case v == "" && def == "":
 		r.bad("LINOONE_RESOLVER_BASE_URL", "required: LINOONE_RESOLVER_ADDR %q listens on every interface, and every short URL carries the base URL visitors reach it at", resolverAddr)
 	case err != nil:
-		r.bad("LINOONE_RESOLVER_BASE_URL", "%s", masked(err, v))
+		r.bad("LINOONE_RESOLVER_BASE_URL", "%v", err)
 	}
 	return v
 }
@@ -88,7 +88,7 @@ func (r *reader) functionBaseURL() SSMValue {
 	case v.Value == "" && v.Param == "":
 		r.bad("LINOONE_RESOLVER_BASE_URL", "required (or LINOONE_RESOLVER_BASE_URL_PARAM naming an SSM parameter)")
 	case v.Value != "" && err != nil:
-		r.bad("LINOONE_RESOLVER_BASE_URL", "%s", masked(err, v.Value))
+		r.bad("LINOONE_RESOLVER_BASE_URL", "%v", err)
 	}
 	return v
 }

@@ -175,11 +175,15 @@ func (s *Issuer) SetIdempotencySecret(secret []byte) error {
 func ParseBaseURL(raw string) (base, host string, err error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", "", fmt.Errorf("%w: %q: %v", ErrInvalidBaseURL, raw, err)
+		var ue *url.Error // its message quotes raw whole
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return "", "", fmt.Errorf("%w: %q: %v", ErrInvalidBaseURL, RedactURL(raw), err)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil ||
 		u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(raw, "#") {
-		return "", "", fmt.Errorf("%w: %q must be an absolute http(s) URL with a host and no query, fragment or userinfo", ErrInvalidBaseURL, raw)
+		return "", "", fmt.Errorf("%w: %q must be an absolute http(s) URL with a host and no query, fragment or userinfo", ErrInvalidBaseURL, RedactURL(raw))
 	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
@@ -187,6 +191,29 @@ func ParseBaseURL(raw string) (base, host string, err error) {
 		}
 	}
 	return strings.TrimRight(raw, "/"), u.Hostname(), nil
+}
+
+// RedactURL is raw with its userinfo, password or user name (which may be a token),
+// replaced by xxxxx, for a message that names a URL refused for holding it: the
+// message goes to a terminal or a log. A value that does not parse as a URL is
+// masked from its "://" (or its start) up to its last "@".
+func RedactURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		if u.User == nil {
+			return raw
+		}
+		u.User = url.User("xxxxx")
+		return u.String()
+	}
+	at := strings.LastIndex(raw, "@")
+	if at < 0 {
+		return raw
+	}
+	start := 0
+	if i := strings.Index(raw, "://"); i >= 0 && i < at {
+		start = i + len("://")
+	}
+	return raw[:start] + "xxxxx" + raw[at:]
 }
 
 // Shorten validates target, draws a token no other short URL has, and writes the
