@@ -135,8 +135,8 @@ func TestUnverifiedBodiesAreReadFewAtOnce(t *testing.T) {
 	}
 	close(gate)
 	wg.Wait()
-	if reading == 0 || reading > 8 {
-		t.Errorf("%d of %d unverified bodies read at once, want 1 to 8", reading, sent)
+	if reading == 0 || reading > sigv4.MaxUnverifiedReads {
+		t.Errorf("%d of %d unverified bodies read at once, want 1 to %d", reading, sent, sigv4.MaxUnverifiedReads)
 	}
 	for i, c := range codes {
 		if c != http.StatusForbidden {

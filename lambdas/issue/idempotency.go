@@ -67,7 +67,11 @@ func (p *secretPoller) poll(ctx context.Context) {
 		return
 	}
 	p.next = time.Now().Add(p.interval)
-	secret, err := awswire.IdempotencySecret(ctx, p.api, p.param)
+	// Bounded as the deny list's read is: an SSM that does not answer must not hold
+	// the request that happened to come when a read was due.
+	rctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	secret, err := awswire.IdempotencySecret(rctx, p.api, p.param)
 	if errors.Is(err, awswire.ErrSecretUnset) {
 		return // logged at start; the requests say it too (503 idempotency-unavailable)
 	}

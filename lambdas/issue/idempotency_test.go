@@ -151,3 +151,29 @@ func TestSetupPollsForTheSecret(t *testing.T) {
 		t.Fatalf("after the put: %d, want 201", status)
 	}
 }
+
+// silentSSM is an SSM that answers nothing until the caller gives up.
+type silentSSM struct{}
+
+func (silentSSM) GetParameter(ctx context.Context, _ *ssm.GetParameterInput, _ ...func(*ssm.Options)) (*ssm.GetParameterOutput, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestSecretPollIsBounded: a read of the secret that SSM does not answer gives up
+// after a second, as the deny list's does, instead of holding the request that
+// came when the read was due for the rest of the invocation.
+func TestSecretPollIsBounded(t *testing.T) {
+	issuer, err := shorturl.NewIssuer(shorturl.IssuerConfig{Store: emptyStore{}, ResolverBaseURL: "https://s.example.com", Rand: bytes.NewReader(make([]byte, 1<<10))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &secretPoller{api: silentSSM{}, param: "/linoone/test/idempotency-secret", issuer: issuer, log: slog.New(slog.DiscardHandler)}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	p.poll(ctx)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("poll held the request %v while SSM did not answer", took)
+	}
+}
