@@ -8,14 +8,11 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"log/slog"
 	"os"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
-	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/linoone/linoone/internal/awswire"
 	"github.com/linoone/linoone/internal/config"
@@ -24,15 +21,7 @@ import (
 	"github.com/linoone/linoone/internal/shorturl"
 )
 
-func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	h, err := setup(context.Background(), os.Getenv)
-	if err != nil {
-		log.Error("issue: init failed", "err", err)
-		os.Exit(1)
-	}
-	lambda.Start(h)
-}
+func main() { awswire.Start("issue", setup) }
 
 // setup reads the configuration and wires the management API into a Lambda handler.
 func setup(ctx context.Context, getenv func(string) string) (func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), error) {
@@ -77,19 +66,10 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 	if err != nil {
 		return nil, fmt.Errorf("management api: %w", err)
 	}
-	proxy := httpadapter.NewV2(h)
-	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-		ctx, cancel := awswire.AnswerBy(ctx) // answer before Lambda stops the invocation
-		defer cancel()
+	before := func(ctx context.Context) {
 		refresh(ctx)     // the deny list parameter, when 30 s have passed
 		poller.poll(ctx) // the idempotency secret, while it is not set
-		awswire.EscapeRawPath(&ev)
-		resp, err := proxy.ProxyWithContext(ctx, ev)
-		// Nothing runs after the handler returns: the invocation's metrics go now
-		// (a line only when something was blocked or the list was unreadable).
-		if ferr := emf.Flush(time.Now()); ferr != nil {
-			log.Error("issue: emit metrics", "err", ferr)
-		}
-		return resp, err
-	}, nil
+	}
+	// The metrics are a line only when something was blocked or the list was unreadable.
+	return awswire.HTTP("issue", h, before, emf.Flush, log), nil
 }

@@ -6,12 +6,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/linoone/linoone/internal/awswire"
 	"github.com/linoone/linoone/internal/config"
@@ -20,15 +18,7 @@ import (
 	"github.com/linoone/linoone/internal/replay"
 )
 
-func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	h, err := setup(context.Background(), os.Getenv)
-	if err != nil {
-		log.Error("replay: init failed", "err", err)
-		os.Exit(1)
-	}
-	lambda.Start(h)
-}
+func main() { awswire.Start("replay", setup) }
 
 // setup reads the configuration and wires the replay handler into a Lambda handler.
 func setup(ctx context.Context, getenv func(string) string) (func(context.Context, events.SQSEvent) (events.SQSEventResponse, error), error) {

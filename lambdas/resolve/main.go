@@ -6,14 +6,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
-	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/linoone/linoone/internal/awswire"
 	"github.com/linoone/linoone/internal/clickdlq"
@@ -23,15 +19,7 @@ import (
 	"github.com/linoone/linoone/internal/shorturl"
 )
 
-func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	h, err := setup(context.Background(), os.Getenv)
-	if err != nil {
-		log.Error("resolve: init failed", "err", err)
-		os.Exit(1)
-	}
-	lambda.Start(h)
-}
+func main() { awswire.Start("resolve", setup) }
 
 // setup reads the configuration and wires the resolver, the bus and the click DLQ
 // into a Lambda handler.
@@ -70,17 +58,6 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 	if err != nil {
 		return nil, err
 	}
-	proxy := httpadapter.NewV2(rs.Handler)
-	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-		ctx, cancel := awswire.AnswerBy(ctx) // answer before Lambda stops the invocation
-		defer cancel()
-		refresh(ctx) // the deny list parameter, when 30 s have passed
-		awswire.EscapeRawPath(&ev)
-		resp, err := proxy.ProxyWithContext(ctx, ev)
-		// Nothing runs after the handler returns: the invocation's metrics go now.
-		if ferr := rs.Metrics.Flush(time.Now()); ferr != nil {
-			log.Error("resolve: emit metrics", "err", ferr)
-		}
-		return resp, err
-	}, nil
+	// refresh reads the deny list parameter again when 30 s have passed.
+	return awswire.HTTP("resolve", rs.Handler, refresh, rs.Metrics.Flush, log), nil
 }
