@@ -378,3 +378,30 @@ func TestShapesAreTheSpecs(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswersArePrintedPrintable: inspect and shorten print what a server answered
+// on the operator's terminal; a terminal escape sequence in it (a server the
+// --management-url pointed at is not necessarily ours) is quoted, not run.
+func TestAnswersArePrintedPrintable(t *testing.T) {
+	const evil = "\x1b]0;pwned\x07\x1b[2J"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/shorten" {
+			w.WriteHeader(http.StatusCreated)
+		}
+		_ = json.NewEncoder(w).Encode(map[string]string{"token": "7BTadEDkJ8",
+			"short_url": "https://s.example/7BTadEDkJ8" + evil, "target_url": "https://t.example/" + evil})
+	}))
+	defer srv.Close()
+	env := map[string]string{
+		"LINOONE_DATA_DIR": t.TempDir(), "LINOONE_MANAGEMENT_URL": srv.URL,
+		sigv4.EnvAccessKeyID: "LNKSHAPETEST00000001", sigv4.EnvSecretAccessKey: "shape-test-secret-shape-test-secret-shape",
+	}
+	for _, args := range [][]string{{"inspect", "7BTadEDkJ8"}, {"shorten", "https://example.com/a"}} {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), args, func(k string) string { return env[k] }, &out, &errOut)
+		if code != 0 || strings.Contains(out.String(), "\x1b") || !strings.Contains(out.String(), `\x1b]0;pwned\a\x1b[2J"`) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 0 and the answer's strings quoted", args, code, &out, &errOut)
+		}
+	}
+}

@@ -50,7 +50,9 @@ func inspect(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	return printAnswer(stdout, *asJSON, answer{call, res.StatusCode(), res.Body}, "Link", res.JSON200, func(l *management.Link) error {
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "token\t%s\nshort_url\t%s\ntarget_url\t%s\n", l.Token, l.ShortURL, l.TargetURL)
+		// The server's strings are quoted if they do not print: a target URL is
+		// printed where an operator decides whether to block it.
+		fmt.Fprintf(tw, "token\t%s\nshort_url\t%s\ntarget_url\t%s\n", printable(l.Token), printable(l.ShortURL), printable(l.TargetURL))
 		if l.CreatedAt != nil {
 			fmt.Fprintf(tw, "created_at\t%s\n", l.CreatedAt.UTC().Format(time.RFC3339Nano))
 		}

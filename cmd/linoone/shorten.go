@@ -49,7 +49,7 @@ func shorten(ctx context.Context, args []string, getenv func(string) string, std
 		created = res.JSON200 // an Idempotency-Key replay: the same body
 	}
 	return printAnswer(stdout, *asJSON, answer{call, res.StatusCode(), res.Body}, "ShortURL", created, func(u *management.ShortURL) error {
-		_, err := fmt.Fprintln(stdout, u.ShortURL)
+		_, err := fmt.Fprintln(stdout, printable(u.ShortURL))
 		return err
 	})
 }
