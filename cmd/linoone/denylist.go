@@ -29,7 +29,7 @@ func blockCmd(ctx context.Context, name string, args []string, getenv func(strin
 	if err != nil {
 		return err
 	}
-	rule := strings.TrimSpace(pos[0])
+	rule := denylist.LineText(pos[0])
 	l, bad := denylist.ParseString(rule)
 	if len(bad) > 0 || l.Len() != 1 {
 		return fmt.Errorf("%q is not a rule: a host, *.domain or an http(s) URL prefix", rule)
@@ -46,7 +46,7 @@ func blockCmd(ctx context.Context, name string, args []string, getenv func(strin
 	}
 	kept := lines[:0:0]
 	for _, line := range lines {
-		if strings.TrimSpace(line) != rule {
+		if denylist.LineText(line) != rule {
 			kept = append(kept, line)
 		}
 	}

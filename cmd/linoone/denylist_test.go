@@ -192,3 +192,19 @@ func TestDenyListEditThroughSymlink(t *testing.T) {
 		t.Errorf("the linked list holds %q", b)
 	}
 }
+
+// TestUnblockTheFirstRuleAfterAByteOrderMark: a list saved by an editor that writes
+// a byte order mark holds its first rule after the mark; unblock finds it there.
+func TestUnblockTheFirstRuleAfterAByteOrderMark(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "denylist.txt")
+	if err := os.WriteFile(path, []byte("\ufeff*.evil.example\r\nok.example\r\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"unblock", "*.evil.example"}, blockEnv(path), &out, &errOut); code != 0 {
+		t.Fatalf("unblock: exit %d, %q", code, &errOut)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "ok.example\n" {
+		t.Errorf("list %q after unblock, want the other rule only", b)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 
 	"github.com/linoone/linoone/internal/hostname"
@@ -79,7 +80,7 @@ func Parse(r io.Reader) (*List, []*LineError, error) {
 	}
 	var keys []parsed
 	for n := 1; sc.Scan(); n++ {
-		text := strings.TrimSpace(sc.Text())
+		text := LineText(sc.Text())
 		if text == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
@@ -109,6 +110,13 @@ func Parse(r io.Reader) (*List, []*LineError, error) {
 	return l, bad, nil
 }
 
+// LineText is a line of a deny list as a rule or comment: without the spaces around
+// it, nor a UTF-8 byte order mark before it (which editors write at a file's start,
+// and which a file made by concatenating others holds at a line's start).
+func LineText(line string) string {
+	return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "\ufeff"))
+}
+
 // ParseString is Parse of a string.
 func ParseString(s string) (*List, []*LineError) {
 	l, bad, _ := Parse(strings.NewReader(s)) // a strings.Reader does not fail
@@ -126,7 +134,7 @@ func parseRule(text string) (Kind, string, prefix, error) {
 		if !ok {
 			return "", "", prefix{}, errors.New("a URL prefix must be an http or https URL with a host and no userinfo")
 		}
-		h, err := hostname.Normalize(u.host)
+		h, err := ruleHost(u.host)
 		if err != nil {
 			return "", "", prefix{}, err
 		}
@@ -139,7 +147,7 @@ func parseRule(text string) (Kind, string, prefix, error) {
 	if strings.Contains(d, "*") {
 		return "", "", prefix{}, errors.New(`'*' is allowed only as a leading "*."`)
 	}
-	h, err := hostname.Normalize(d)
+	h, err := ruleHost(d)
 	if err != nil {
 		return "", "", prefix{}, err
 	}
@@ -150,6 +158,19 @@ func parseRule(text string) (Kind, string, prefix, error) {
 		return "", "", prefix{}, errors.New(`"*." needs a domain name, not an IP address`)
 	}
 	return KindDomain, h, prefix{}, nil
+}
+
+// ruleHost is a rule's host in canonical form. It is read as a target's host is
+// (canonical): percent-escapes decoded, then normalised.
+func ruleHost(host string) (string, error) {
+	if strings.IndexByte(host, '%') >= 0 {
+		decoded, err := url.PathUnescape(host)
+		if err != nil {
+			return "", fmt.Errorf("host %q: %w", host, err)
+		}
+		host = decoded
+	}
+	return hostname.Normalize(host)
 }
 
 // Len is the number of rules in force.

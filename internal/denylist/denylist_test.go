@@ -93,6 +93,77 @@ func TestMatchEverySpelling(t *testing.T) {
 	}
 }
 
+// TestPrefixPathsAsBrowsersRequestThem: a prefix rule and a target compare by the
+// path a browser requests, whichever way either is written: no path is "/", and the
+// characters a browser percent-encodes compare encoded.
+func TestPrefixPathsAsBrowsersRequestThem(t *testing.T) {
+	l, bad := denylist.ParseString("https://root.example/\nhttps://q.example/?campaign=42\n" +
+		"https://docs.example.com/geschäft/\nhttps://docs.example.com/%7Bid%7D/\nhttps://docs.example.com/a%20b?x='y'\n")
+	if len(bad) != 0 {
+		t.Fatalf("malformed: %v", bad)
+	}
+	tests := []struct {
+		target string
+		want   bool
+	}{
+		{"https://root.example", true},
+		{"https://root.example?victim=1", true},
+		{"https://root.example:443#x", true},
+		{"https://root.example/any", true},
+		{"http://root.example", false}, // the scheme is part of the prefix
+		{"https://q.example?campaign=42", true},
+		{"https://q.example/?campaign=42&x", true},
+		{"https://q.example?campaign=4", false},
+		{"https://docs.example.com/geschäft/a.pdf", true},
+		{"https://docs.example.com/gesch%C3%A4ft/a.pdf", true},
+		{"https://docs.example.com/gesch%c3%a4ft/a.pdf", false}, // escapes written otherwise compare as written
+		{"https://docs.example.com/{id}/x", true},
+		{"https://docs.example.com/%7Bid%7D/x", true},
+		{"https://docs.example.com/a%20b?x=%27y%27", true},
+		{"https://docs.example.com/a%20b?x='y'&z", true},
+		{"https://docs.example.com/a%20b?x=y", false},
+	}
+	for _, tt := range tests {
+		if _, got := l.Match(tt.target); got != tt.want {
+			t.Errorf("Match(%q) = %v, want %v", tt.target, got, tt.want)
+		}
+	}
+}
+
+// TestRuleHostsDecoded: a rule's host may be written with percent-escapes, as a
+// target's may; both compare decoded.
+func TestRuleHostsDecoded(t *testing.T) {
+	l, bad := denylist.ParseString("b%C3%BCcher.example\n*.b%C3%BCcher.test\nhttps://b%C3%BCcher.org/shared/\n")
+	if len(bad) != 0 {
+		t.Fatalf("malformed: %v", bad)
+	}
+	for _, target := range []string{"https://bücher.example/", "https://a.bücher.test/", "https://xn--bcher-kva.org/shared/x"} {
+		if _, ok := l.Match(target); !ok {
+			t.Errorf("Match(%q) = false, want blocked", target)
+		}
+	}
+	if _, bad := denylist.ParseString("b%ZZcher.example\n"); len(bad) != 1 {
+		t.Errorf("a broken escape is not reported malformed: %v", bad)
+	}
+}
+
+// TestByteOrderMark: a UTF-8 byte order mark before a line (an editor's, at the
+// file's start) is not part of its rule.
+func TestByteOrderMark(t *testing.T) {
+	l, bad := denylist.ParseString("\ufeff*.evil.example\r\n\ufeffhttps://docs.example.com/shared/\r\n\ufeff[2001:db8::1]\r\n")
+	if len(bad) != 0 {
+		t.Fatalf("malformed: %v", bad)
+	}
+	for _, target := range []string{"https://login.evil.example/", "https://docs.example.com/shared/a", "http://[2001:db8::1]/"} {
+		if _, ok := l.Match(target); !ok {
+			t.Errorf("Match(%q) = false, want blocked", target)
+		}
+	}
+	if got := l.Rules()[0].Text; got != "*.evil.example" {
+		t.Errorf("rule text %q, want it without the mark", got)
+	}
+}
+
 func TestMalformedLinesReportedAndIgnored(t *testing.T) {
 	l, bad := denylist.ParseString("ok.example\nbad host\n*.10.0.0.1\nevil.*.example\nftp://x.example/\nexample.123\nhttps://u@x.example/\nhttps://x.example/p/ # trailing comment\n  # indented comment\nfine.example\n")
 	var lines []int

@@ -75,12 +75,24 @@ func canonical(host string) (string, bool) {
 	return c, err == nil
 }
 
-// browserPath returns rest (a path, then any query and fragment) with its path as a
-// browser requests it: '\' read as '/', as browsers do in http and https URLs, and
-// "." and ".." segments removed, also when spelled with %2e. A prefix rule compares
-// that path, so that /x/../shared/a meets a rule for /shared/. Most paths hold none
-// of these, and are returned as they are.
+// browserPath returns rest (what follows the authority: a path, then any query and
+// fragment) as a browser requests it, so that a prefix rule and a target compare
+// alike however either was written:
+//   - an empty path is "/" (https://evil.example?x requests /?x);
+//   - the characters a browser percent-encodes are encoded (non-ASCII bytes, controls,
+//     space, '"', '<', '>', '`', '{', '}' in the path; in the query the same but
+//     '`', '{' and '}', and with the apostrophe), as browserEscape does; escapes
+//     already written stay;
+//   - '\' is read as '/', as browsers do in http and https URLs;
+//   - "." and ".." segments are removed, also when spelled with %2e.
+//
+// So /x/../shared/a meets a rule for /shared/, and /geschäft/ one for
+// /gesch%C3%A4ft/. Most paths need none of this, and are returned as they are.
 func browserPath(rest string) string {
+	if rest == "" || rest[0] != '/' {
+		rest = "/" + rest
+	}
+	rest = browserEscape(rest)
 	end := strings.IndexAny(rest, "?#")
 	if end < 0 {
 		end = len(rest)
@@ -108,6 +120,51 @@ func browserPath(rest string) string {
 		}
 	}
 	return "/" + strings.Join(out, "/") + tail
+}
+
+// browserEscape percent-encodes, with upper-case hex, the bytes of rest that the
+// WHATWG URL standard encodes in an http(s) URL's path (its path percent-encode
+// set), query (special-query set) and fragment (fragment set). It returns rest
+// itself when none needs it.
+func browserEscape(rest string) string {
+	const hex = "0123456789ABCDEF"
+	var b []byte
+	part := byte('/') // which part the scan is in: '/', '?' or '#'
+	for i := 0; i < len(rest); i++ {
+		c := rest[i]
+		switch {
+		case c == '?' && part == '/', c == '#' && part != '#':
+			part = c
+		case escapes(part, c):
+			if b == nil {
+				b = append(make([]byte, 0, len(rest)+16), rest[:i]...)
+			}
+			b = append(b, '%', hex[c>>4], hex[c&15])
+			continue
+		}
+		if b != nil {
+			b = append(b, c)
+		}
+	}
+	if b == nil {
+		return rest
+	}
+	return string(b)
+}
+
+// escapes says whether a browser percent-encodes byte c in the part of an http(s)
+// URL that starts with part ('/' path, '?' query, '#' fragment).
+func escapes(part, c byte) bool {
+	if c <= ' ' || c >= 0x7f || c == '"' || c == '<' || c == '>' {
+		return true
+	}
+	switch part {
+	case '/':
+		return c == '`' || c == '{' || c == '}'
+	case '?':
+		return c == '\''
+	}
+	return c == '`'
 }
 
 func isPlainName(h string) bool {
