@@ -137,11 +137,7 @@ func TestRuleHostsDecoded(t *testing.T) {
 	if len(bad) != 0 {
 		t.Fatalf("malformed: %v", bad)
 	}
-	for _, target := range []string{"https://bücher.example/", "https://a.bücher.test/", "https://xn--bcher-kva.org/shared/x"} {
-		if _, ok := l.Match(target); !ok {
-			t.Errorf("Match(%q) = false, want blocked", target)
-		}
-	}
+	wantBlocked(t, l, "https://bücher.example/", "https://a.bücher.test/", "https://xn--bcher-kva.org/shared/x")
 	if _, bad := denylist.ParseString("b%ZZcher.example\n"); len(bad) != 1 {
 		t.Errorf("a broken escape is not reported malformed: %v", bad)
 	}
@@ -154,13 +150,19 @@ func TestByteOrderMark(t *testing.T) {
 	if len(bad) != 0 {
 		t.Fatalf("malformed: %v", bad)
 	}
-	for _, target := range []string{"https://login.evil.example/", "https://docs.example.com/shared/a", "http://[2001:db8::1]/"} {
+	wantBlocked(t, l, "https://login.evil.example/", "https://docs.example.com/shared/a", "http://[2001:db8::1]/")
+	if got := l.Rules()[0].Text; got != "*.evil.example" {
+		t.Errorf("rule text %q, want it without the mark", got)
+	}
+}
+
+// wantBlocked fails t for each target l does not block.
+func wantBlocked(t *testing.T, l *denylist.List, targets ...string) {
+	t.Helper()
+	for _, target := range targets {
 		if _, ok := l.Match(target); !ok {
 			t.Errorf("Match(%q) = false, want blocked", target)
 		}
-	}
-	if got := l.Rules()[0].Text; got != "*.evil.example" {
-		t.Errorf("rule text %q, want it without the mark", got)
 	}
 }
 
