@@ -116,8 +116,13 @@ var usages = map[string]string{
 Runs the resolver, the management API (SigV4) and local Persist on loopback, with
 the local bus, its consumer and the local click DLQ, configured by LINOONE_*
 variables (README.md). On Unix, local Persist runs in a child process (shown as
-linoone persist-child) that lives and ends with serve. Ctrl-C drains everything and
-exits 0.
+linoone persist-child) that lives and ends with serve.
+
+Ctrl-C, SIGTERM or SIGHUP stops it: it waits up to 15 s for requests in flight,
+delivers its journal into local Persist for up to 20 s (logging what is left every
+5 s), stops Persist and exits 0. What the delivery could not finish in time is
+delivered at the next start, and serve exits 1 saying how much; a second signal
+stops at once, the same way. README.md, "Stopping serve".
 
 example:
   LINOONE_DATA_DIR=/tmp/linoone LINOONE_RESOLVER_ADDR=127.0.0.1:9080 linoone serve
@@ -126,7 +131,7 @@ example:
 
 Not a command to run by hand: linoone serve runs local Persist with it, in a child
 process of its own (Unix), on the listener serve passes as file descriptor 3. It
-serves until its stdin closes, and ignores SIGINT and SIGTERM, so that serve can
+serves until its stdin closes, and ignores SIGINT, SIGTERM and SIGHUP, so that serve can
 still deliver its journal into it while serve shuts down.
 
 example:

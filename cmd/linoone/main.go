@@ -35,10 +35,22 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// stopSignals stop a command as Ctrl-C does: SIGINT, SIGTERM (a service manager's
+// stop) and SIGHUP (the terminal or the SSH session closing), so that serve delivers
+// what it acknowledged before it ends. SIGHUP is left out when it is ignored, as
+// nohup makes it: notifying on it would take it back.
+func stopSignals() []os.Signal {
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	return sigs
 }
 
 const usage = `usage: linoone <command> [arguments]

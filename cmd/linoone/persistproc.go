@@ -241,7 +241,7 @@ func persistChild(args []string, getenv func(string) string, stdin io.Reader, st
 	if _, err := parse(newFlags(persistChildCommand), args, 0, 0); err != nil {
 		return err
 	}
-	signal.Ignore(os.Interrupt, syscall.SIGTERM)
+	signal.Ignore(os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	cfg, err := config.LoadServe(getenv)
 	if err != nil {
 		return err

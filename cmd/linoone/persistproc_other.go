@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"time"
 
 	"github.com/linoone/linoone/internal/config"
 	"github.com/linoone/linoone/internal/sigv4"
@@ -35,6 +36,8 @@ func (s *stack) startPersist(ctx context.Context, cfg config.Serve, creds sigv4.
 
 func (s *stack) stopPersist(ctx context.Context) {
 	if s.persist != nil {
+		ctx, cancel := context.WithTimeout(ctx, 20*time.Second) // as the child's grace on Unix
+		defer cancel()
 		_ = s.persist.Shutdown(ctx)
 	}
 }

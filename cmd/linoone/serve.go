@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -83,7 +84,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	pc, err := s.openPersist(ctx, cfg, pcreds, stderr)
 	if err != nil {
-		return err
+		return stoppedEarly(ctx, err, log)
 	}
 	dlq, err := s.openBus(cfg, pc)
 	if err != nil {
@@ -111,6 +112,17 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	s.management = newServer(mgmt, log)
 	s.recorder = rs.Recorder
 	return s.run(ctx, cfg, rs.Metrics)
+}
+
+// stoppedEarly is err, unless err is the stop signal cancelling the start: a
+// service manager that stops serve while local Persist starts (which waits out a
+// migration of its file, however long) stopped it, and that is no failure.
+func stoppedEarly(ctx context.Context, err error, log *slog.Logger) error {
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		log.Info("stopped before serving")
+		return nil
+	}
+	return err
 }
 
 // serveLock is the lock file one serve holds in its data dir for as long as it runs.
@@ -435,32 +447,94 @@ func (s *stack) run(ctx context.Context, cfg config.Serve, emf metrics.Group) er
 	var runErr error
 	select {
 	case <-ctx.Done():
-		s.log.Info("shutting down")
+		s.log.Info("shutting down", s.lagAttrs()...)
 	case runErr = <-errc:
 		s.log.Error("server failed; shutting down", "err", runErr)
 	}
+	// A second stop signal cuts what is left short: the requests in flight and the
+	// journal's delivery, which the next start finishes.
+	force, unforce := signal.NotifyContext(context.Background(), stopSignals()...)
+	defer unforce()
 
 	// Stop taking requests, let the bus write what it acknowledged, deliver the
-	// journal into Persist, then stop Persist.
-	sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	// journal into Persist, then stop Persist: each step with its own bound.
+	rctx, cancel := context.WithTimeout(force, shutdownRequests)
 	defer cancel()
 	var shut sync.WaitGroup
 	for _, srv := range []server{s.resolver, s.management} {
-		shut.Go(func() { _ = srv.Shutdown(sctx) })
+		shut.Go(func() { _ = srv.Shutdown(rctx) })
 	}
 	shut.Wait()
 	stopBG()
 	workers.Wait()
 	stopMetrics()
 	metricsDone.Wait()
+	var undelivered error
 	if consumer != nil {
-		if err := consumer.Drain(sctx); err != nil {
-			s.log.Error("bus not fully delivered at shutdown; the rest is delivered at the next start", "err", err)
-		}
+		undelivered = s.drain(force, consumer)
 	}
-	s.stopPersist(sctx)
+	if force.Err() != nil {
+		s.log.Warn("stop signal repeated: stopping now")
+	}
+	s.stopPersist(force)
 	servers.Wait()
-	return runErr
+	return errors.Join(runErr, undelivered)
+}
+
+// The bounds of serve's shutdown steps. A second stop signal ends each at once.
+const (
+	// shutdownRequests bounds the wait for requests in flight once serve takes no new
+	// ones.
+	shutdownRequests = 15 * time.Second
+	// shutdownDrain bounds the inline consumer's delivery of the journal into local
+	// Persist. What it leaves is delivered at the next start, and serve exits 1.
+	shutdownDrain = 20 * time.Second
+	// drainProgress is how often a long delivery at shutdown says how much is left.
+	drainProgress = 5 * time.Second
+)
+
+// drain delivers the journal into Persist before serve stops, for at most
+// shutdownDrain, saying every drainProgress how much is left. It returns an error
+// saying what is left when it could not deliver everything: nothing is lost (the
+// journal keeps it for the next start), but an operator about to move the data dir
+// or downgrade needs to know.
+func (s *stack) drain(ctx context.Context, c *localbus.Consumer) error {
+	dctx, cancel := context.WithTimeout(ctx, shutdownDrain)
+	defer cancel()
+	done := make(chan struct{})
+	var progress sync.WaitGroup
+	progress.Go(func() {
+		t := time.NewTicker(drainProgress)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				s.log.Info("delivering the bus into persist before stopping", s.lagAttrs()...)
+			}
+		}
+	})
+	err := c.Drain(dctx)
+	close(done)
+	progress.Wait()
+	if err == nil {
+		s.log.Info("bus delivered")
+		return nil
+	}
+	lag, lerr := c.Lag()
+	if lerr != nil {
+		return fmt.Errorf("the bus was not fully delivered into persist at shutdown (%w); the next start delivers the rest", err)
+	}
+	return fmt.Errorf("%d bytes of the bus were not delivered into persist at shutdown (%w); nothing is lost: the next start delivers them", lag, err)
+}
+
+// lagAttrs is the inline consumer's lag as log attributes (none without one).
+func (s *stack) lagAttrs() []any {
+	if h := s.health(); h.BusLagBytes != nil {
+		return []any{"bus_lag_bytes", *h.BusLagBytes}
+	}
+	return nil
 }
 
 // health is what the resolver's GET /healthz reports: the inline consumer's lag.
