@@ -32,6 +32,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/linoone/linoone/internal/httpapi"
 	"github.com/linoone/linoone/internal/logbudget"
@@ -182,6 +183,11 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		ctx.Error("505 HTTP Version Not Supported: unsupported protocol version", http.StatusHTTPVersionNotSupported)
 		return
 	}
+	if malformedHead(&ctx.Request.Header) {
+		ctx.SetConnectionClose()
+		ctx.Error("400 Bad Request", http.StatusBadRequest)
+		return
+	}
 	token, ok := redirectToken(ctx)
 	if !ok {
 		// net/http's server refuses a request target it cannot parse with 400, before
@@ -211,6 +217,23 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	h.Set("Location", target)
 	h.Set("Cache-Control", httpapi.CacheControlRedirect)
 	ctx.SetStatusCode(http.StatusFound)
+}
+
+// malformedHead reports a request head that fasthttp reads and net/http's server
+// refuses with 400, as RFC 9112 has a server do: a header name holding a space
+// (fasthttp takes one, and refuses every other byte a name may not hold) and a Host
+// that is not a host. Such heads are the raw material of request smuggling behind a
+// proxy, and none is a visit.
+func malformedHead(h *fasthttp.RequestHeader) bool {
+	if !httpguts.ValidHostHeader(string(h.Host())) {
+		return true
+	}
+	for k := range h.All() {
+		if bytes.IndexByte(k, ' ') >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // redirectToken is the token of a request the fast path answers: GET or HEAD of

@@ -270,6 +270,8 @@ func TestRefusesWhatNetHTTPRefuses(t *testing.T) {
 		get + "\r\n", // HTTP/1.1 without Host
 		get + "Host: x\r\nX: a\nb\r\n\r\n",
 		get + "Host: x\r\n X-Folded: y\r\n\r\n",
+		get + "Host: x\r\nX Spaced: y\r\n\r\n", // a name holding a space (found by FuzzServeRaw)
+		get + "Host: \"x\r\n\r\n",              // a Host that is not a host (found by FuzzServeRaw)
 		"GET /%zz HTTP/1.1\r\nHost: x\r\n\r\n", // a path net/http cannot parse
 		"GET /" + string(known.Token) + "%zz HTTP/1.1\r\nHost: x\r\n\r\n",
 	} {
