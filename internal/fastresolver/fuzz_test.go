@@ -1,0 +1,180 @@
+package fastresolver_test
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp/fasthttputil"
+
+	"github.com/linoone/linoone/internal/fastresolver"
+)
+
+// FuzzServeRaw sends the resolver on fasthttp, and the same handler on net/http, one
+// request head of any bytes (it ends at the first empty line, which the target adds)
+// through an in-memory connection. fasthttp's answer, if any, is a well-formed HTTP/1.x
+// response; no request makes it fail (500) but a lookup Persist cannot answer (503) or
+// an HTTP version it does not serve (505); a 302 goes to the stored target. It
+// redirects, and records a click, only where net/http does (the raw material of
+// request smuggling behind a proxy, TestRefusesWhatNetHTTPRefuses), and as often.
+func FuzzServeRaw(f *testing.F) {
+	tok := string(known.Token)
+	for _, head := range []string{
+		"GET /" + tok + " HTTP/1.1\r\nHost: s.example.com\r\nUser-Agent: Mozilla/5.0 (test)",
+		"GET /" + tok + "?utm_source=x&b=%20 HTTP/1.1\r\nHost: s.example.com",
+		"GET /" + tok + " HTTP/1.0\r\nUser-Agent: \xff\"}]}",
+		"HEAD /" + tok + " HTTP/1.1\r\nHost: s.example.com",
+		"GET /%37BTadEDkJ8 HTTP/1.1\r\nHost: s.example.com",
+		"GET http://s.example.com/" + tok + " HTTP/1.1\r\nHost: s.example.com",
+		"GET /x/../" + tok + " HTTP/1.1\r\nHost: x",
+		"GET /" + string(rogue.Token) + " HTTP/1.1\r\nHost: x",
+		"GET /Down000000 HTTP/1.1\r\nHost: x",
+		"GET /healthz HTTP/1.1\r\nHost: x",
+		"POST /" + tok + " HTTP/1.1\r\nHost: x\r\nContent-Length: 0",
+		"GET /" + tok + " HTTP/1.1\r\nHost: x\r\nHost: y",
+		"GET /" + tok + " HTTP/1.1",
+		"GET /" + tok + " HTTP/1.1\r\nHost: x\r\n X-Folded: y",
+		"GET /" + tok + " HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked",
+		"GET /" + tok + "%zz HTTP/1.1\r\nHost: x",
+		"GET /" + tok + " HTTP/2.0\r\nHost: x",
+	} {
+		f.Add(head)
+	}
+	fast, slow := serveInMemory(f, true), serveInMemory(f, false)
+	f.Fuzz(func(t *testing.T, head string) {
+		if strings.Contains(head, "\n\n") || strings.Contains(head, "\n\r\n") || strings.HasSuffix(head, "\n") {
+			return // one request head: the target writes its end
+		}
+		raw := head + "\r\n\r\n"
+		method, _, _ := strings.Cut(head, " ")
+		fastRes, fastClicks := fast.answer(t, raw, method)
+		slowRes, slowClicks := slow.answer(t, raw, method)
+		if fastRes != nil {
+			switch code := fastRes.StatusCode; {
+			case code == http.StatusInternalServerError ||
+				code > 500 && code != http.StatusServiceUnavailable && code != http.StatusHTTPVersionNotSupported:
+				t.Fatalf("%q: fasthttp answered %d", raw, code)
+			case code == http.StatusServiceUnavailable && !strings.Contains(raw, "Down000000"):
+				t.Fatalf("%q: fasthttp answered 503 with Persist up", raw)
+			case code == http.StatusFound && fastRes.Header.Get("Location") != known.Target:
+				t.Fatalf("%q: 302 to %q", raw, fastRes.Header.Get("Location"))
+			}
+		}
+		// fasthttp refuses some heads net/http takes (an empty Host, a Host with a
+		// %-escape): a 4xx, checked above. It never takes one net/http refuses.
+		if fastClicks > 1 || (fastClicks == 1 && !redirected(fastRes)) ||
+			(redirected(fastRes) && (!redirected(slowRes) || fastClicks != slowClicks)) {
+			t.Fatalf("%q: fasthttp %s with %d clicks, net/http %s with %d", raw, status(fastRes), fastClicks, status(slowRes), slowClicks)
+		}
+	})
+}
+
+// memServer is the resolver API on an in-memory listener, on fasthttp or net/http.
+type memServer struct {
+	name string
+	mem  *fasthttputil.InmemoryListener
+	ln   *closeListener
+	pub  *publisher
+}
+
+// serveInMemory starts the resolver on fasthttp or on net/http until the test ends.
+func serveInMemory(f testing.TB, onFast bool) *memServer {
+	s := &memServer{name: "net/http", mem: fasthttputil.NewInmemoryListener(), pub: &publisher{}}
+	s.ln = &closeListener{Listener: s.mem, closed: make(chan struct{}, 1)}
+	api := apiOver(f, store{}, s.pub)
+	const timeout = 100 * time.Millisecond // a head that asks for a body never sent
+	var shutdown func(context.Context) error
+	served := make(chan error, 1)
+	if onFast {
+		s.name = "fasthttp"
+		srv := fastresolver.New(api, fastresolver.Options{ReadTimeout: timeout, IdleTimeout: timeout})
+		go func() { served <- srv.Serve(s.ln) }()
+		shutdown = srv.Shutdown
+	} else {
+		srv := &http.Server{Handler: api, ReadHeaderTimeout: timeout, ReadTimeout: timeout, IdleTimeout: timeout, MaxHeaderBytes: 32 << 10}
+		go func() { served <- srv.Serve(s.ln) }()
+		shutdown = srv.Shutdown
+	}
+	f.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = shutdown(ctx)
+		<-served
+	})
+	return s
+}
+
+// answer sends raw on a connection of its own and returns the answer (nil when the
+// server closed the connection without one) and the clicks it recorded, once the
+// server is done with the connection.
+func (s *memServer) answer(t *testing.T, raw, method string) (*http.Response, int) {
+	t.Helper()
+	before := len(s.pub.taken())
+	c, err := s.mem.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(c, raw); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	var res *http.Response
+	if _, err := br.Peek(1); err == nil {
+		res, err = http.ReadResponse(br, &http.Request{Method: method})
+		if err == nil {
+			_, err = io.Copy(io.Discard, res.Body)
+		}
+		if err != nil && s.name == "fasthttp" {
+			t.Fatalf("%q: fasthttp's answer is not HTTP: %v", raw, err)
+		}
+	}
+	_ = c.Close()
+	select { // no handler runs on once the server has closed its end
+	case <-s.ln.closed:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%q: %s still holds the connection 5 s after the client closed it", raw, s.name)
+	}
+	return res, len(s.pub.taken()) - before
+}
+
+// closeListener is a listener whose connections say when the server closed them.
+type closeListener struct {
+	net.Listener
+	closed chan struct{}
+}
+
+func (l *closeListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &closeConn{Conn: c, closed: l.closed}, nil
+}
+
+type closeConn struct {
+	net.Conn
+	once   sync.Once
+	closed chan<- struct{}
+}
+
+func (c *closeConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(func() { c.closed <- struct{}{} })
+	return err
+}
+
+func redirected(res *http.Response) bool { return res != nil && res.StatusCode == http.StatusFound }
+
+func status(res *http.Response) string {
+	if res == nil {
+		return "no answer"
+	}
+	return res.Status
+}
