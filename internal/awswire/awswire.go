@@ -70,17 +70,19 @@ func AnswerBy(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithDeadline(ctx, end.Add(-AnswerMargin))
 }
 
-// EscapeRawPath makes ev's rawPath one a URL parser takes. API Gateway's HTTP API
-// hands some paths on decoded (a visitor's "/%25" arrives as "/%", "/%0A" as a
-// newline): the Lambda adapter cannot make a request of them and fails the
-// invocation, which API Gateway answers 500 and the functions' error alarm counts.
-// Escaped, such a path gets the handler's own answer (404: no token, no route). Any
-// other path is left as it is.
+// EscapeRawPath makes ev's rawPath one a URL parser takes, as the path it names.
+// API Gateway's HTTP API hands some paths on decoded (a visitor's "/%25" arrives as
+// "/%", "/%0A" as a newline, "/%23" as "#"): the Lambda adapter cannot make a request
+// of some of them and fails the invocation, which API Gateway answers 500 and the
+// functions' error alarm counts, and it reads a decoded '#' or '?' as the end of the
+// path ("/7BTadEDkJ8#x" resolved 7BTadEDkJ8, where serve answers 404). Escaped, such
+// a path gets the handler's own answer (404: no token, no route). Any other path is
+// left as it is: no encoded path holds '#' or '?'.
 func EscapeRawPath(ev *events.APIGatewayV2HTTPRequest) {
 	if ev.RawPath == "" {
 		return
 	}
-	if _, err := url.ParseRequestURI(ev.RawPath); err != nil {
+	if _, err := url.ParseRequestURI(ev.RawPath); err != nil || strings.ContainsAny(ev.RawPath, "#?") {
 		ev.RawPath = (&url.URL{Path: ev.RawPath}).EscapedPath()
 	}
 }

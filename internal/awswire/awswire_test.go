@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
@@ -89,5 +91,29 @@ func TestDenyListKeepsLastGoodOnSSMError(t *testing.T) {
 		t.Errorf("no parameter blocks something: %v", err)
 	} else {
 		refresh(t.Context())
+	}
+}
+
+// TestEscapeRawPath: a path API Gateway handed on decoded is escaped so that the
+// adapter's URL holds it whole, as the path the visitor asked for; a path that is
+// already one a URL parser takes is left as it is.
+func TestEscapeRawPath(t *testing.T) {
+	for _, tt := range []struct{ raw, want string }{
+		{"/7BTadEDkJ8", "/7BTadEDkJ8"},
+		{"/%37BTadEDkJ8", "/%37BTadEDkJ8"},
+		{"/%", "/%25"},
+		{"/a\nb", "/a%0Ab"},
+		{"/7BTadEDkJ8#x", "/7BTadEDkJ8%23x"}, // a visitor's /7BTadEDkJ8%23x (found by FuzzResolveEvent)
+		{"/7BTadEDkJ8?x", "/7BTadEDkJ8%3Fx"},
+	} {
+		ev := events.APIGatewayV2HTTPRequest{RawPath: tt.raw}
+		EscapeRawPath(&ev)
+		if ev.RawPath != tt.want {
+			t.Errorf("EscapeRawPath(%q) = %q, want %q", tt.raw, ev.RawPath, tt.want)
+		}
+		u, err := url.Parse("https://abc123defg.execute-api.us-east-1.amazonaws.com" + ev.RawPath + "?a=b")
+		if err != nil || u.Path != tt.raw && tt.raw != tt.want || u.RawQuery != "a=b" {
+			t.Errorf("%q: the adapter's URL reads path %q, query %q (%v)", tt.raw, u.Path, u.RawQuery, err)
+		}
 	}
 }
