@@ -70,22 +70,37 @@ func AnswerBy(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithDeadline(ctx, end.Add(-AnswerMargin))
 }
 
-// EscapeRawPath makes ev's rawPath one a URL parser takes, as the path it names.
-// API Gateway's HTTP API hands some paths on decoded (a visitor's "/%25" arrives as
-// "/%", "/%0A" as a newline, "/%23" as "#"): the Lambda adapter cannot make a request
-// of some of them and fails the invocation, which API Gateway answers 500 and the
-// functions' error alarm counts, and it reads a decoded '#' or '?' as the end of the
-// path ("/7BTadEDkJ8#x" resolved 7BTadEDkJ8, where serve answers 404). Escaped, such
-// a path gets the handler's own answer (404: no token, no route). Any other path is
-// left as it is: no encoded path holds '#' or '?'.
+// EscapeRawPath makes ev's rawPath one a URL parser takes, as the path it names,
+// and its rawQueryString one too. API Gateway's HTTP API hands some paths on decoded
+// (a visitor's "/%25" arrives as "/%", "/%0A" as a newline, "/%23" as "#"): the
+// Lambda adapter cannot make a request of some of them and fails the invocation,
+// which API Gateway answers 500 and the functions' error alarm counts, and it reads a
+// decoded '#' or '?' as the end of the path ("/7BTadEDkJ8#x" resolved 7BTadEDkJ8,
+// where serve answers 404). Escaped, such a path gets the handler's own answer (404:
+// no token, no route). Any other path is left as it is: no encoded path holds '#' or
+// '?'. A query holding a control character or a '#' (none that a URL's query holds
+// raw) has those bytes escaped, so that it fails no invocation either.
 func EscapeRawPath(ev *events.APIGatewayV2HTTPRequest) {
-	if ev.RawPath == "" {
-		return
+	if ev.RawPath != "" {
+		if _, err := url.ParseRequestURI(ev.RawPath); err != nil || strings.ContainsAny(ev.RawPath, "#?") {
+			ev.RawPath = (&url.URL{Path: ev.RawPath}).EscapedPath()
+		}
 	}
-	if _, err := url.ParseRequestURI(ev.RawPath); err != nil || strings.ContainsAny(ev.RawPath, "#?") {
-		ev.RawPath = (&url.URL{Path: ev.RawPath}).EscapedPath()
+	if strings.IndexFunc(ev.RawQueryString, notInQuery) >= 0 {
+		var b strings.Builder
+		for _, c := range []byte(ev.RawQueryString) {
+			if notInQuery(rune(c)) {
+				fmt.Fprintf(&b, "%%%02X", c)
+			} else {
+				b.WriteByte(c)
+			}
+		}
+		ev.RawQueryString = b.String()
 	}
 }
+
+// notInQuery reports a byte that url.Parse refuses in a query, or reads as its end.
+func notInQuery(c rune) bool { return c < 0x20 || c == 0x7f || c == '#' }
 
 // LoadAWS loads the default AWS configuration (the Lambda role, AWS_ENDPOINT_URL_*
 // overrides) for region.

@@ -113,7 +113,23 @@ func TestEscapeRawPath(t *testing.T) {
 		}
 		u, err := url.Parse("https://abc123defg.execute-api.us-east-1.amazonaws.com" + ev.RawPath + "?a=b")
 		if err != nil || u.Path != tt.raw && tt.raw != tt.want || u.RawQuery != "a=b" {
-			t.Errorf("%q: the adapter's URL reads path %q, query %q (%v)", tt.raw, u.Path, u.RawQuery, err)
+			t.Errorf("%q: the adapter's URL reads %v (%v)", tt.raw, u, err)
+		}
+	}
+	// A query holding what no URL's query holds raw (found by FuzzResolveEvent).
+	for _, tt := range []struct{ raw, want string }{
+		{"utm_source=x&b=%20", "utm_source=x&b=%20"},
+		{"a=%zz&b", "a=%zz&b"},
+		{"a=\x7f&b=\n", "a=%7F&b=%0A"},
+		{"a#%", "a%23%"},
+	} {
+		ev := events.APIGatewayV2HTTPRequest{RawPath: "/7BTadEDkJ8", RawQueryString: tt.raw}
+		EscapeRawPath(&ev)
+		if ev.RawQueryString != tt.want || ev.RawPath != "/7BTadEDkJ8" {
+			t.Errorf("EscapeRawPath of query %q: %q, want %q", tt.raw, ev.RawQueryString, tt.want)
+		}
+		if _, err := url.Parse("https://abc123defg.execute-api.us-east-1.amazonaws.com/7BTadEDkJ8?" + ev.RawQueryString); err != nil {
+			t.Errorf("query %q: the adapter cannot make a request of it: %v", tt.raw, err)
 		}
 	}
 }
