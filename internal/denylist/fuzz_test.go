@@ -3,6 +3,7 @@ package denylist_test
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -72,7 +73,7 @@ func checkLines(t *testing.T, text string, rules []denylist.Rule, bad []*denylis
 	}
 	var want []int
 	for i, line := range lines {
-		if s := strings.TrimSpace(line); s != "" && !strings.HasPrefix(s, "#") {
+		if s := denylist.LineText(line); s != "" && !strings.HasPrefix(s, "#") {
 			want = append(want, i+1)
 		}
 	}
@@ -81,14 +82,14 @@ func checkLines(t *testing.T, text string, rules []denylist.Rule, bad []*denylis
 	for ri < len(rules) || bi < len(bad) {
 		if bi == len(bad) || ri < len(rules) && rules[ri].Line < bad[bi].Line {
 			r := rules[ri]
-			if r.Line < 1 || r.Line > len(lines) || r.Text != strings.TrimSpace(lines[r.Line-1]) {
+			if r.Line < 1 || r.Line > len(lines) || r.Text != denylist.LineText(lines[r.Line-1]) {
 				t.Fatalf("rule %+v is not line %d", r, r.Line)
 			}
 			got, ri = append(got, r.Line), ri+1
 			continue
 		}
 		e := bad[bi]
-		if !errors.Is(e.Err, denylist.ErrMalformed) || e.Line < 1 || e.Line > len(lines) || e.Text != strings.TrimSpace(lines[e.Line-1]) {
+		if !errors.Is(e.Err, denylist.ErrMalformed) || e.Line < 1 || e.Line > len(lines) || e.Text != denylist.LineText(lines[e.Line-1]) {
 			t.Fatalf("malformed line %+v is not line %d, or not ErrMalformed", e, e.Line)
 		}
 		got, bi = append(got, e.Line), bi+1
@@ -104,30 +105,46 @@ func checkLines(t *testing.T, text string, rules []denylist.Rule, bad []*denylis
 }
 
 // exemplars are targets a rule blocks by what it says, some in spellings a browser
-// reads as the same host: ASCII upper case, every byte percent-escaped.
+// reads as the same host: ASCII upper case, every byte of the host (as the rule's
+// escapes, if any, decode) percent-escaped.
 func exemplars(r denylist.Rule) []string {
 	switch r.Kind {
 	case denylist.KindHost:
 		out := []string{"https://" + bracketed(r.Text) + "/", "http://" + upperASCII(bracketed(r.Text)) + "/x?y"}
 		if !strings.ContainsAny(r.Text, ":[") {
-			out = append(out, "https://"+escaped(r.Text)+"/")
+			out = append(out, "https://"+escaped(decoded(r.Text))+"/")
 		}
 		return out
 	case denylist.KindDomain:
 		d := strings.TrimPrefix(r.Text, "*.")
-		return []string{"https://" + d + "/", "https://LOGIN." + upperASCII(d) + "/a", "https://x." + escaped(d) + "/"}
+		return []string{"https://" + d + "/", "https://LOGIN." + upperASCII(d) + "/a", "https://x." + escaped(decoded(d)) + "/"}
 	default:
+		_, rest, _ := strings.Cut(r.Text, "://")
+		if !strings.ContainsAny(rest, "/?#") {
+			return []string{r.Text, r.Text + "/x"} // no path is "/": "x" would lengthen the host
+		}
 		return []string{r.Text, r.Text + "x"}
 	}
 }
 
+// upperASCII upper-cases s's ASCII letters, byte by byte: strings.Map would also
+// turn a byte that is not UTF-8 into U+FFFD.
 func upperASCII(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' {
-			return r - 'a' + 'A'
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'a' && c <= 'z' {
+			b[i] = c - 'a' + 'A'
 		}
-		return r
-	}, s)
+	}
+	return string(b)
+}
+
+// decoded is a rule's host with its percent-escapes decoded, as the rule reads it.
+func decoded(host string) string {
+	if d, err := url.PathUnescape(host); err == nil {
+		return d
+	}
+	return host
 }
 
 func escaped(s string) string {
