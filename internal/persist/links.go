@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 	"time"
@@ -179,11 +180,16 @@ func visitsOf(tok shorturl.Token, m map[string]any, days int) (shorturl.Visits, 
 			return shorturl.Visits{}, fmt.Errorf("token %s: %s is %T, want g:Map", tok, key, m[key])
 		}
 		v.PerDay[i] = make(map[string]int64, len(groups))
+		var day int64 // the day's clicks, which stats answers as one int64
 		for ua, c := range groups {
 			n, ok := c.(int64)
 			if !ok || n < 0 {
 				return shorturl.Visits{}, fmt.Errorf("token %s: %s: clicks of a user agent are %v, want a count", tok, key, c)
 			}
+			if n > math.MaxInt64-day {
+				return shorturl.Visits{}, fmt.Errorf("token %s: %s: the clicks of its user agents add up past any count", tok, key)
+			}
+			day += n
 			v.PerDay[i][ua] = n
 		}
 	}

@@ -130,6 +130,7 @@ func TestVisitsMalformedAnswers(t *testing.T) {
 		"another token":          `{"@type":"g:List","@value":[{"@type":"g:Map","@value":["short_url_token","AAAAAAAAAA","clicks",{"@type":"g:Int64","@value":1}]}]}`,
 		"day not a map":          `{"@type":"g:List","@value":[{"@type":"g:Map","@value":["short_url_token","7BTadEDkJ8","clicks",{"@type":"g:Int64","@value":1},"d0","x"]}]}`,
 		"count not a count":      `{"@type":"g:List","@value":[{"@type":"g:Map","@value":["short_url_token","7BTadEDkJ8","clicks",{"@type":"g:Int64","@value":1},"d1",{"@type":"g:Map","@value":["ua","x"]}]}]}`,
+		"a day past any count":   `{"@type":"g:List","@value":[{"@type":"g:Map","@value":["short_url_token","7BTadEDkJ8","clicks",{"@type":"g:Int64","@value":1},"d0",{"@type":"g:Map","@value":["a",{"@type":"g:Int64","@value":9223372036854775807},"b",{"@type":"g:Int64","@value":9223372036854775807}]}]}]}`,
 		"several short_url rows": `{"@type":"g:List","@value":[{"@type":"g:Map","@value":[]},{"@type":"g:Map","@value":[]}]}`,
 	} {
 		t.Run(name, func(t *testing.T) {
