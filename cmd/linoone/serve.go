@@ -522,11 +522,14 @@ func (s *stack) drain(ctx context.Context, c *localbus.Consumer) error {
 		s.log.Info("bus delivered")
 		return nil
 	}
-	lag, lerr := c.Lag()
-	if lerr != nil {
-		return fmt.Errorf("the bus was not fully delivered into persist at shutdown (%w); the next start delivers the rest", err)
+	left := "the rest of the bus was"
+	if lag, lerr := c.Lag(); lerr == nil {
+		left = fmt.Sprintf("%d bytes of the bus were", lag)
 	}
-	return fmt.Errorf("%d bytes of the bus were not delivered into persist at shutdown (%w); nothing is lost: the next start delivers them", lag, err)
+	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("%s not delivered into persist at shutdown: %w", left, err) // the consumer's own error says what to do
+	}
+	return fmt.Errorf("%s not delivered into persist at shutdown (%w); nothing is lost: the next start delivers them", left, err)
 }
 
 // lagAttrs is the inline consumer's lag as log attributes (none without one).
