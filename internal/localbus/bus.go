@@ -105,7 +105,12 @@ type Bus struct {
 	dirty   bool   // SyncInterval: f holds written, not yet fsync'ed batches
 
 	publishes, records, batches, fsyncs, maxBatch, locked atomic.Int64
-	lastPublish                                           atomic.Int64 // unix nanoseconds
+	// lastPublish is when the last publish started, as nanoseconds since epoch plus
+	// one (0: none yet). Both are read from opts.Now, whose times carry the monotonic
+	// clock: a wall clock stepped back (NTP, an operator) must not make Active report
+	// redirects that stopped long ago, which would hold the consumer to its busy pace.
+	lastPublish atomic.Int64
+	epoch       time.Time
 }
 
 // batch is the records waiting for one write and one fsync. Publishers wait on done,
@@ -168,6 +173,7 @@ func newBus(dir string, opts BusOptions, start bool) (*Bus, error) {
 		return nil, fmt.Errorf("open bus: %w", err)
 	}
 	b := &Bus{
+		epoch:   opts.Now(),
 		journal: journal,
 		opts:    opts,
 		log:     opts.Logger,
@@ -263,7 +269,9 @@ func (b *Bus) Notify() <-chan struct{} { return b.notify }
 // Active reports whether a publish started within the last d: whether the process
 // is serving redirects (ConsumerOptions.Busy).
 func (b *Bus) Active(d time.Duration) bool {
-	return b.opts.Now().UnixNano()-b.lastPublish.Load() < int64(d)
+	last := b.lastPublish.Load()
+	since := b.opts.Now().Sub(b.epoch) - time.Duration(last-1)
+	return last != 0 && since >= 0 && since < d // < 0: a clock without a monotonic reading stepped back
 }
 
 // Stats returns the bus's counters.
@@ -292,7 +300,7 @@ func (b *Bus) Publish(ctx context.Context, f clickfact.Fact) error {
 	}
 	e := b.enc.Get().(*encoder)
 	now := b.opts.Now()
-	b.lastPublish.Store(now.UnixNano())
+	b.lastPublish.Store(int64(now.Sub(b.epoch)) + 1)
 	frame, err := e.encode(f, now, b.opts.Region, b.tab)
 	if err != nil {
 		b.enc.Put(e)

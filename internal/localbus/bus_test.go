@@ -938,6 +938,28 @@ func TestBusActive(t *testing.T) {
 	}
 }
 
+// TestBusActiveAfterTheClockStepsBack: a wall clock stepped back after the last
+// redirect (NTP, an operator) must not keep the bus active, which would hold the
+// inline consumer to its busy pace for as long as the step, with no redirects.
+func TestBusActiveAfterTheClockStepsBack(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0) // no monotonic reading: only the wall steps
+	bus := openBus(t, t.TempDir(), BusOptions{Now: func() time.Time { return now }})
+	publishAll(t, bus, facts(t, 1))
+	now = now.Add(-time.Hour)
+	for _, idle := range []time.Duration{time.Second, 10 * time.Minute, 59 * time.Minute} {
+		if bus.Active(100 * time.Millisecond) {
+			t.Errorf("idle %v after the clock stepped back an hour: active", idle)
+		}
+		now = now.Add(idle)
+	}
+	// With the monotonic clock (time.Now's), elapsed time ignores wall steps.
+	mono := openBus(t, t.TempDir(), BusOptions{})
+	publishAll(t, mono, facts(t, 1))
+	if !mono.Active(time.Minute) {
+		t.Error("a bus that just published is not active")
+	}
+}
+
 // TestBatchesStayUnderTheBodyLimit: however many events wait, one ingest body is at
 // most MaxBatchBytes (or one event's), so Persist never refuses a batch for its size
 // — a refusal the consumer would retry forever.
