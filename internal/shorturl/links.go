@@ -89,8 +89,10 @@ func parseDay(name, s string) (time.Time, error) {
 	return t, nil
 }
 
-// Days is the number of days of the window.
-func (w Window) Days() int { return int(w.To.Sub(w.From).Hours()/24) + 1 }
+// Days is the number of days of the window. From and To are UTC midnights, so it is
+// their distance in seconds over a day's; time.Time.Sub would saturate at ~292 years
+// and misstate a longer window's length in the window-too-long problem.
+func (w Window) Days() int { return int((w.To.Unix()-w.From.Unix())/86400) + 1 }
 
 // Visits are a short URL's clicks read back from Persist: all of them counted, and
 // those of each day of a window counted by the visitor's user agent.
