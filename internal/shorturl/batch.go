@@ -115,7 +115,7 @@ func (s *Issuer) saveBatch(ctx context.Context, write []batchEntry, results []Ba
 	for j, e := range write {
 		us[j] = s.shortURL(e.tok, e.target)
 	}
-	if err := s.batch.SaveMany(ctx, us); err != nil {
+	if err := s.confirmWrite(ctx, us, s.batch.SaveMany(ctx, us)); err != nil {
 		return fmt.Errorf("save %d short urls: %w", len(us), err)
 	}
 	for j, e := range write {
@@ -184,4 +184,46 @@ func replayOf(e batchEntry, us []ShortURL) BatchResult {
 		}
 	}
 	return BatchResult{URL: us[0], Replayed: true}
+}
+
+// confirmWrite settles a write of us that failed with err. When the failure came
+// after the write was sent (its answer timed out, was lost, or was a 5xx after the
+// commit), Persist may have stored the short URLs all the same: issued to no one, and
+// a retry without an Idempotency-Key would issue others. So the tokens are read back
+// once: if every short URL is stored with its own target, the write is done (nil);
+// otherwise, or if the read fails too, err stands. A write that succeeded (err nil),
+// one that failed for another reason, and one whose caller has gone, are left as
+// they are.
+func (s *Issuer) confirmWrite(ctx context.Context, us []ShortURL, err error) error {
+	if err == nil || !errors.Is(err, ErrUnavailable) || ctx.Err() != nil || len(us) == 0 {
+		return err
+	}
+	stored := make(map[Token][]string, len(us)) // the targets stored under each token
+	if s.batch != nil && len(us) > 1 {
+		toks := make([]Token, len(us))
+		for i, u := range us {
+			toks[i] = u.Token
+		}
+		found, lerr := s.batch.LookupMany(ctx, toks)
+		if lerr != nil {
+			return err
+		}
+		for _, u := range found {
+			stored[u.Token] = append(stored[u.Token], u.Target)
+		}
+	} else {
+		for _, u := range us {
+			found, lerr := s.store.Lookup(ctx, u.Token)
+			if lerr != nil {
+				return err
+			}
+			stored[u.Token] = append(stored[u.Token], found.Target)
+		}
+	}
+	for _, u := range us {
+		if t := stored[u.Token]; len(t) != 1 || t[0] != u.Target {
+			return err
+		}
+	}
+	return nil
 }

@@ -190,7 +190,7 @@ func (s *Issuer) ShortenIdempotent(ctx context.Context, target, requestHost stri
 		return ShortURL{}, false, fmt.Errorf("check token %s: %w", tok, err)
 	}
 	u = s.shortURL(tok, target)
-	if err := s.store.Save(ctx, u); err != nil {
+	if err := s.confirmWrite(ctx, []ShortURL{u}, s.store.Save(ctx, u)); err != nil {
 		return ShortURL{}, false, fmt.Errorf("save token %s: %w", tok, err)
 	}
 	return u, false, nil

@@ -26,6 +26,9 @@ type graphStore struct {
 	// Persist round trip would: it opens the window in which two issuances of one
 	// token, not serialised, would both find it free and both write.
 	missWait time.Duration
+	// lostAnswers makes this many ingests commit, then fail as an answer that timed
+	// out or was lost would (the write is stored all the same).
+	lostAnswers int
 }
 
 // missed waits missWait, outside the lock, when a lookup found nothing.
@@ -96,6 +99,10 @@ func (s *graphStore) SaveMany(_ context.Context, us []shorturl.ShortURL) error {
 		if !dup {
 			s.v[u.Token] = append(s.v[u.Token], u)
 		}
+	}
+	if s.lostAnswers > 0 {
+		s.lostAnswers--
+		return fmt.Errorf("ingest: context deadline exceeded: %w", shorturl.ErrUnavailable)
 	}
 	return nil
 }

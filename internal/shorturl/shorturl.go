@@ -264,7 +264,7 @@ func (s *Issuer) shorten(ctx context.Context, target string, hosts HostRules) (S
 			return ShortURL{}, fmt.Errorf("check token %s: %w", tok, err)
 		}
 		u := s.shortURL(tok, target)
-		if err := s.store.Save(ctx, u); err != nil {
+		if err := s.confirmWrite(ctx, []ShortURL{u}, s.store.Save(ctx, u)); err != nil {
 			return ShortURL{}, fmt.Errorf("save token %s: %w", tok, err)
 		}
 		return u, nil
