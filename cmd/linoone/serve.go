@@ -518,15 +518,17 @@ func (s *stack) drain(ctx context.Context, c *localbus.Consumer) error {
 	err := c.Drain(dctx)
 	close(done)
 	progress.Wait()
-	if err == nil {
+	cut := errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+	lag, lerr := c.Lag()
+	if err == nil || cut && lerr == nil && lag == 0 { // a second signal with nothing queued cuts nothing short
 		s.log.Info("bus delivered")
 		return nil
 	}
 	left := "the rest of the bus was"
-	if lag, lerr := c.Lag(); lerr == nil {
+	if lerr == nil {
 		left = fmt.Sprintf("%d bytes of the bus were", lag)
 	}
-	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+	if !cut {
 		return fmt.Errorf("%s not delivered into persist at shutdown: %w", left, err) // the consumer's own error says what to do
 	}
 	return fmt.Errorf("%s not delivered into persist at shutdown (%w); nothing is lost: the next start delivers them", left, err)
