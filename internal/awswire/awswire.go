@@ -151,6 +151,12 @@ func Persist(p config.Persist, region string, awsCfg aws.Config) (*persist.Clien
 // operator's edit is in force within this interval plus one request.
 const DenyListRefresh = 30 * time.Second
 
+// ParamReadTimeout bounds one read of a parameter a function makes again between
+// its start and its end (the deny list, the idempotency secret while unset): an SSM
+// that does not answer must not hold the request that happened to come when a read
+// was due.
+const ParamReadTimeout = time.Second
+
 // DenyList is the deny list kept in the SSM parameter param ("": none, nothing is
 // blocked), read now and again every DenyListRefresh by refresh, which the handler
 // calls at the start of each invocation. The first read failing (after the SDK's
@@ -164,7 +170,7 @@ func DenyList(ctx context.Context, api GetParameterAPI, param string, log *slog.
 	if param == "" {
 		return h, func(context.Context) {}, nil
 	}
-	c := &denylist.Cache{Holder: h, Every: DenyListRefresh, Source: "ssm:" + param, Log: log, Failures: failures,
+	c := &denylist.Cache{Holder: h, Every: DenyListRefresh, Timeout: ParamReadTimeout, Source: "ssm:" + param, Log: log, Failures: failures,
 		Fetch: func(ctx context.Context) (string, error) {
 			out, err := api.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(param)})
 			if err != nil {

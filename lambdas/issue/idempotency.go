@@ -67,9 +67,7 @@ func (p *secretPoller) poll(ctx context.Context) {
 		return
 	}
 	p.next = time.Now().Add(p.interval)
-	// Bounded as the deny list's read is: an SSM that does not answer must not hold
-	// the request that happened to come when a read was due.
-	rctx, cancel := context.WithTimeout(ctx, time.Second)
+	rctx, cancel := context.WithTimeout(ctx, awswire.ParamReadTimeout) // as the deny list's reads
 	defer cancel()
 	secret, err := awswire.IdempotencySecret(rctx, p.api, p.param)
 	if errors.Is(err, awswire.ErrSecretUnset) {
