@@ -159,16 +159,18 @@ func authenticate(a Authenticator, log refusals) func(http.Handler) http.Handler
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			limit := bodyLimit(r)
-			tooLarge := httpapi.NewProblem(http.StatusRequestEntityTooLarge, httpapi.CodeTooLarge, fmt.Sprintf("request body is larger than %d bytes", limit))
+			tooLarge := func() { // formatted only for the requests it answers
+				httpapi.WriteProblem(w, httpapi.NewProblem(http.StatusRequestEntityTooLarge, httpapi.CodeTooLarge, fmt.Sprintf("request body is larger than %d bytes", limit)))
+			}
 			if r.ContentLength > int64(limit) {
-				httpapi.WriteProblem(w, tooLarge)
+				tooLarge()
 				return
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, int64(limit))
 			if a != nil && !isPublic(r) {
 				switch err := a.Verify(r); {
 				case errors.Is(err, sigv4.ErrBodyTooLarge):
-					httpapi.WriteProblem(w, tooLarge)
+					tooLarge()
 					return
 				case err != nil:
 					log.refuse(w, r, err)
@@ -179,7 +181,7 @@ func authenticate(a Authenticator, log refusals) func(http.Handler) http.Handler
 			var mbe *http.MaxBytesError
 			switch {
 			case errors.As(err, &mbe):
-				httpapi.WriteProblem(w, tooLarge)
+				tooLarge()
 				return
 			case err != nil:
 				httpapi.WriteProblem(w, httpapi.NewProblem(http.StatusBadRequest, httpapi.CodeInvalidRequest, "request body could not be read"))
