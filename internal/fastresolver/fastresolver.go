@@ -175,6 +175,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // http1 is the prefix of every protocol version the resolver serves, as net/http.
 var http1 = []byte("HTTP/1.")
 
+// http10 is the one version in which a request may leave out Host.
+var http10 = []byte("HTTP/1.0")
+
 func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	// fasthttp serves any version on a request line ("HTTP/2.0", "HTTP/0.9") as
 	// HTTP/1.x; net/http answers 505, and no such request is a visit.
@@ -221,11 +224,14 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 
 // malformedHead reports a request head that fasthttp reads and net/http's server
 // refuses with 400, as RFC 9112 has a server do: a header name holding a space
-// (fasthttp takes one, and refuses every other byte a name may not hold) and a Host
-// that is not a host. Such heads are the raw material of request smuggling behind a
-// proxy, and none is a visit.
+// (fasthttp takes one, and refuses every other byte a name may not hold), a Host
+// that is not a host, and no Host in a version past HTTP/1.0 (fasthttp asks for one
+// only in "HTTP/1.1"; net/http, as RFC 9110 has it, reads "HTTP/1.9" as HTTP/1.1 at
+// least). Such heads are the raw material of request smuggling behind a proxy, and
+// none is a visit.
 func malformedHead(h *fasthttp.RequestHeader) bool {
-	if !httpguts.ValidHostHeader(string(h.Host())) {
+	host := h.Host()
+	if !httpguts.ValidHostHeader(string(host)) || len(host) == 0 && !bytes.Equal(h.Protocol(), http10) {
 		return true
 	}
 	for k := range h.All() {

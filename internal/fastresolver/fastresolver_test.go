@@ -267,7 +267,8 @@ func TestRefusesWhatNetHTTPRefuses(t *testing.T) {
 		get + "Host: x\r\nContent-Length: 4\r\nContent-Length: 5\r\n\r\nabcde",
 		get + "Host: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
 		get + "Host: x\r\nHost: y\r\n\r\n",
-		get + "\r\n", // HTTP/1.1 without Host
+		get + "\r\n",                                        // HTTP/1.1 without Host
+		"GET /" + string(known.Token) + " HTTP/1.9\r\n\r\n", // a later HTTP/1.x without Host (found by FuzzServeRaw)
 		get + "Host: x\r\nX: a\nb\r\n\r\n",
 		get + "Host: x\r\n X-Folded: y\r\n\r\n",
 		get + "Host: x\r\nX Spaced: y\r\n\r\n", // a name holding a space (found by FuzzServeRaw)
