@@ -8,8 +8,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/linoone/linoone/internal/config"
 	"github.com/linoone/linoone/internal/localbus"
@@ -57,7 +60,7 @@ func listDLQ(ctx context.Context, args []string, getenv func(string) string, std
 		if token == "" {
 			token = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", e.FailedAt.UTC().Format(time.RFC3339), e.Attempts, token, e.IdempotencyKey, oneLine(reason, 100))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", e.FailedAt.UTC().Format(time.RFC3339), e.Attempts, oneLine(token, 40), oneLine(e.IdempotencyKey, 80), oneLine(reason, 100))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -134,18 +137,33 @@ func startServeFirst(dataDir string) string {
 	return fmt.Sprintf("start `linoone serve` with the same LINOONE_DATA_DIR (%s) first", dataDir)
 }
 
+// oneLine is s for one cell of the listing: whitespace that would break the row as
+// a space, and anything a terminal would act on rather than print (an escape
+// sequence in an invalid file's key, in a reason quoting what a server answered) as
+// its Go escape; cut after n characters. A listing of the DLQ shows what is in
+// files anyone who could write the data dir may have made.
 func oneLine(s string, n int) string {
-	out := []rune{}
-	for _, r := range s {
-		if r == '\n' || r == '\r' || r == '\t' {
-			r = ' '
+	var b strings.Builder
+	for count := 0; s != ""; count++ {
+		if count == n {
+			b.WriteString("…")
+			break
 		}
-		out = append(out, r)
-		if len(out) == n {
-			return string(out) + "…"
+		r, size := utf8.DecodeRuneInString(s)
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[0])
+		case r == '\n' || r == '\r' || r == '\t':
+			b.WriteByte(' ')
+		case !strconv.IsPrint(r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteRune(r)
 		}
+		s = s[size:]
 	}
-	return string(out)
+	return b.String()
 }
 
 // isTerminal reports whether w is a character device (an interactive terminal).

@@ -267,3 +267,50 @@ func TestConsumeDrainGivesUp(t *testing.T) {
 		t.Fatalf("consume --drain with Persist up: %v\nstdout %s\nstderr %s", err, out, errOut)
 	}
 }
+
+// TestDLQListingPrintsEscapesItDoesNotRun: a file in the DLQ that is not a dead
+// letter is listed with what can be read of it, its idempotency key among that; an
+// escape sequence there must reach the terminal as text, and each entry stay on one
+// line.
+func TestDLQListingPrintsEscapesItDoesNotRun(t *testing.T) {
+	dir := servedDir(t)
+	if err := os.MkdirAll(filepath.Join(dir, dlqDir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	const evil = "\x1b]0;pwned\x07\x1b[2J\nsecond line\xff"
+	body, err := json.Marshal(map[string]any{"failed_at": "2026-12-02T00:00:00Z", "attempts": 1, "reason": "bus: " + evil,
+		"graph_fact": map[string]string{"idempotency_key": evil}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, dlqDir, "20261202T000000Z-1.json"), body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"dlq"}, func(k string) string { return map[string]string{"LINOONE_DATA_DIR": dir}[k] }, &stdout, &stderr)
+	out := stdout.String()
+	if code != 0 || strings.Contains(out, "\x1b") || strings.Count(out, "\n") != 3 ||
+		!strings.Contains(out, `\x1b]0;pwned\a\x1b[2J second line`) {
+		t.Fatalf("dlq: exit %d, stdout %q, stderr %q; want one row with the key's escapes as text", code, out, &stderr)
+	}
+}
+
+func TestOneLine(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"bus: timeout", 100, "bus: timeout"},
+		{"a\tb\r\nc", 100, "a b  c"},
+		{"\x1b[2J\x00\u202e", 100, `\x1b[2J\x00\u202e`},
+		{"bad \xff byte", 100, `bad \xff byte`},
+		{"gesch\u00e4ft", 5, "gesch…"},
+		{"gesch\u00e4ft", 6, "gesch\u00e4…"},
+		{"abc", 3, "abc"},
+	} {
+		if got := oneLine(c.in, c.n); got != c.want {
+			t.Errorf("oneLine(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}
