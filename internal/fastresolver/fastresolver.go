@@ -26,6 +26,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -186,9 +187,9 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		ctx.Error("505 HTTP Version Not Supported: unsupported protocol version", http.StatusHTTPVersionNotSupported)
 		return
 	}
-	if malformedHead(&ctx.Request.Header) {
+	if code := headRefusal(&ctx.Request.Header); code != 0 {
 		ctx.SetConnectionClose()
-		ctx.Error("400 Bad Request", http.StatusBadRequest)
+		ctx.Error(strconv.Itoa(code)+" "+http.StatusText(code), code)
 		return
 	}
 	token, ok := redirectToken(ctx)
@@ -222,25 +223,98 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	ctx.SetStatusCode(http.StatusFound)
 }
 
-// malformedHead reports a request head that fasthttp reads and net/http's server
-// refuses with 400, as RFC 9112 has a server do: a header name holding a space
-// (fasthttp takes one, and refuses every other byte a name may not hold), a Host
-// that is not a host, and no Host in a version past HTTP/1.0 (fasthttp asks for one
-// only in "HTTP/1.1"; net/http, as RFC 9110 has it, reads "HTTP/1.9" as HTTP/1.1 at
-// least). Such heads are the raw material of request smuggling behind a proxy, and
-// none is a visit.
-func malformedHead(h *fasthttp.RequestHeader) bool {
+// headRefusal is the status (400 or 417) with which net/http's server, and RFC 9112,
+// refuse a request head that fasthttp reads, or 0 for one that is fine. Such heads
+// are the raw material of request smuggling behind a proxy, and none is a visit:
+//   - a header name holding a space, or a line folded onto the one before it (fasthttp
+//     takes a name with a space, and refuses every other byte a name may not hold);
+//   - a Host that is not a host, or no Host in a version past HTTP/1.0 (fasthttp asks
+//     for one only in "HTTP/1.1"; net/http, as RFC 9110 has it, reads "HTTP/1.9" as
+//     HTTP/1.1 at least);
+//   - a Transfer-Encoding other than chunked: fasthttp reads "identity" as no coding,
+//     where RFC 9112 has the server refuse a request whose last coding is not chunked
+//     with 400 (net/http answers 501);
+//   - an Expect other than 100-continue, which net/http answers with 417 (it reads
+//     the first Expect, as fasthttp does).
+func headRefusal(h *fasthttp.RequestHeader) int {
 	host := h.Host()
 	if !httpguts.ValidHostHeader(string(host)) || len(host) == 0 && !bytes.Equal(h.Protocol(), http10) {
-		return true
+		return http.StatusBadRequest
 	}
-	for k := range h.All() {
+	expectSeen := false
+	for k, v := range h.All() { // names as fasthttp normalizes them
 		if bytes.IndexByte(k, ' ') >= 0 {
+			return http.StatusBadRequest
+		}
+		if !expectSeen && string(k) == "Expect" {
+			expectSeen = true
+			if len(v) > 0 && !hasToken(v, "100-continue") {
+				return http.StatusExpectationFailed
+			}
+		}
+	}
+	// fasthttp keeps no trace of a Transfer-Encoding of identity but the line as
+	// sent.
+	for raw := h.RawHeaders(); len(raw) > 0; {
+		line := raw
+		if end := bytes.IndexByte(raw, '\n'); end >= 0 {
+			line, raw = raw[:end], raw[end+1:]
+		} else {
+			raw = nil
+		}
+		if len(line) == 0 {
+			continue // the empty line that ends the head, when its lines end in a bare LF
+		}
+		switch line[0] {
+		case ' ', '\t':
+			return http.StatusBadRequest // obsolete line folding
+		case 'T', 't':
+			name, value, _ := bytes.Cut(line, colon)
+			if lowerASCII(name, "transfer-encoding") && !lowerASCII(bytes.TrimSpace(value), "chunked") {
+				return http.StatusBadRequest
+			}
+		}
+	}
+	return 0
+}
+
+var colon = []byte(":")
+
+// lowerASCII reports whether b is lower in ASCII's cases alone (net/http's
+// ascii.EqualFold: no Unicode folding, "ſ" is not "s").
+func lowerASCII(b []byte, lower string) bool {
+	if len(b) != len(lower) {
+		return false
+	}
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// hasToken reports whether v, a list separated by commas or spaces, holds token
+// (lower case) in ASCII's cases alone: net/http's reading of Expect.
+func hasToken(v []byte, token string) bool {
+	for sp := 0; sp+len(token) <= len(v); sp++ {
+		if sp > 0 && !tokenBoundary(v[sp-1]) {
+			continue
+		}
+		if end := sp + len(token); end != len(v) && !tokenBoundary(v[end]) {
+			continue
+		}
+		if lowerASCII(v[sp:sp+len(token)], token) {
 			return true
 		}
 	}
 	return false
 }
+
+func tokenBoundary(b byte) bool { return b == ' ' || b == ',' || b == '\t' }
 
 // redirectToken is the token of a request the fast path answers: GET or HEAD of
 // "/" and a well-formed token, with or without a query. Anything else (an escaped

@@ -271,9 +271,11 @@ func TestRefusesWhatNetHTTPRefuses(t *testing.T) {
 		"GET /" + string(known.Token) + " HTTP/1.9\r\n\r\n", // a later HTTP/1.x without Host (found by FuzzServeRaw)
 		get + "Host: x\r\nX: a\nb\r\n\r\n",
 		get + "Host: x\r\n X-Folded: y\r\n\r\n",
-		get + "Host: x\r\nX Spaced: y\r\n\r\n", // a name holding a space (found by FuzzServeRaw)
-		get + "Host: \"x\r\n\r\n",              // a Host that is not a host (found by FuzzServeRaw)
-		"GET /%zz HTTP/1.1\r\nHost: x\r\n\r\n", // a path net/http cannot parse
+		get + "Host: x\r\nX Spaced: y\r\n\r\n",                 // a name holding a space (found by FuzzServeRaw)
+		get + "Host: \"x\r\n\r\n",                              // a Host that is not a host (found by FuzzServeRaw)
+		get + "Host: x\r\nTransfer-Encoding: identity\r\n\r\n", // RFC 9112: the last coding must be chunked
+		get + "Host: x\r\nExpect: 200-ok\r\n\r\n",              // 417 Expectation Failed
+		"GET /%zz HTTP/1.1\r\nHost: x\r\n\r\n",                 // a path net/http cannot parse
 		"GET /" + string(known.Token) + "%zz HTTP/1.1\r\nHost: x\r\n\r\n",
 	} {
 		netAddr, netPub := serveNetHTTP(t)

@@ -43,6 +43,11 @@ func FuzzServeRaw(f *testing.F) {
 		"GET /" + tok + " HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked",
 		"GET /" + tok + "%zz HTTP/1.1\r\nHost: x",
 		"GET /" + tok + " HTTP/2.0\r\nHost: x",
+		"GET /" + tok + " HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity",
+		"GET /" + tok + " HTTP/1.1\r\nHost: x\r\nExpect: 100-continue",
+		"GET /" + tok + " HTTP/1.1\r\nHost: x\r\nExpect: foo, 100-Continue\r\nExpect: bar",
+		"GET /" + tok + " HTTP/1.1\r\nHost: x\r\nExpect: foo",
+		"GET /" + tok + " HTTP/1.1\r\nHost: x\r\nExpect:\r\nExpect: foo",
 	} {
 		f.Add(head)
 	}
@@ -128,6 +133,11 @@ func (s *memServer) answer(t *testing.T, raw, method string) (*http.Response, in
 	var res *http.Response
 	if _, err := br.Peek(1); err == nil {
 		res, err = http.ReadResponse(br, &http.Request{Method: method})
+		for err == nil && res.StatusCode < 200 && res.StatusCode != http.StatusSwitchingProtocols {
+			// An interim answer: fasthttp sends 100 Continue to any HTTP/1.1 Expect:
+			// 100-continue, net/http only when it reads a body. The final one follows.
+			res, err = http.ReadResponse(br, &http.Request{Method: method})
+		}
 		if err == nil {
 			_, err = io.Copy(io.Discard, res.Body)
 		}

@@ -42,3 +42,50 @@ func TestRedirectToken(t *testing.T) {
 		}
 	}
 }
+
+// browserHead is the head a browser sends when it follows a short URL.
+const browserHead = "GET /7BTadEDkJ8 HTTP/1.1\r\nHost: s.example.com\r\nConnection: keep-alive\r\n" +
+	"sec-ch-ua: \"Chromium\";v=\"131\", \"Not_A Brand\";v=\"24\"\r\nsec-ch-ua-mobile: ?0\r\nsec-ch-ua-platform: \"Linux\"\r\n" +
+	"Upgrade-Insecure-Requests: 1\r\nUser-Agent: Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36\r\n" +
+	"Accept: text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8\r\n" +
+	"Sec-Fetch-Site: cross-site\r\nSec-Fetch-Mode: navigate\r\nSec-Fetch-Dest: document\r\n" +
+	"Referer: https://news.example.org/\r\nAccept-Encoding: gzip, deflate, br, zstd\r\nAccept-Language: en-US,en;q=0.9\r\n\r\n"
+
+// BenchmarkHeadRefusal is the check of a browser's head before a redirect.
+func BenchmarkHeadRefusal(b *testing.B) {
+	var h fasthttp.RequestHeader
+	if err := h.Read(bufio.NewReader(strings.NewReader(browserHead))); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if headRefusal(&h) != 0 {
+			b.Fatal("refused")
+		}
+	}
+}
+
+// TestHeadRefusal: heads net/http's server serves pass; the others get its refusal.
+func TestHeadRefusal(t *testing.T) {
+	for _, tc := range []struct {
+		head string
+		want int
+	}{
+		{browserHead, 0},
+		{"GET /7BTadEDkJ8 HTTP/1.1\nHost: x\nX: y\r\n\r\n", 0},
+		{"GET /7BTadEDkJ8 HTTP/1.0\r\n\r\n", 0},
+		{"GET /7BTadEDkJ8 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", 0},
+		{"GET /7BTadEDkJ8 HTTP/1.1\r\nHost: x\r\nTE: trailers\r\nExpect: 100-continue\r\n\r\n", 0},
+		{"GET /7BTadEDkJ8 HTTP/1.1\nHost: x\ntransfer-encoding:  IDENTITY \r\n\r\n", 400},
+		{"GET /7BTadEDkJ8 HTTP/1.1\r\nHost: x\r\nX: a\r\n\tb\r\n\r\n", 400},
+		{"GET /7BTadEDkJ8 HTTP/1.1\r\nHost: x\r\nExpect: 100-continued\r\n\r\n", 417},
+		{"GET /7BTadEDkJ8 HTTP/1.9\r\n\r\n", 400},
+	} {
+		var h fasthttp.RequestHeader
+		if err := h.Read(bufio.NewReader(strings.NewReader(tc.head))); err != nil {
+			t.Fatalf("%q: %v", tc.head, err)
+		}
+		if got := headRefusal(&h); got != tc.want {
+			t.Errorf("%q: %d, want %d", tc.head, got, tc.want)
+		}
+	}
+}
