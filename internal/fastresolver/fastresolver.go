@@ -183,13 +183,11 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	// fasthttp serves any version on a request line ("HTTP/2.0", "HTTP/0.9") as
 	// HTTP/1.x; net/http answers 505, and no such request is a visit.
 	if !bytes.HasPrefix(ctx.Request.Header.Protocol(), http1) {
-		ctx.SetConnectionClose()
-		ctx.Error("505 HTTP Version Not Supported: unsupported protocol version", http.StatusHTTPVersionNotSupported)
+		refuse(ctx, http.StatusHTTPVersionNotSupported, "505 HTTP Version Not Supported: unsupported protocol version")
 		return
 	}
 	if code := headRefusal(&ctx.Request.Header); code != 0 {
-		ctx.SetConnectionClose()
-		ctx.Error(strconv.Itoa(code)+" "+http.StatusText(code), code)
+		refuse(ctx, code, strconv.Itoa(code)+" "+http.StatusText(code))
 		return
 	}
 	token, ok := redirectToken(ctx)
@@ -197,7 +195,7 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		// net/http's server refuses a request target it cannot parse with 400, before
 		// any handler; the adaptor to the net/http handler would answer 500.
 		if _, err := url.ParseRequestURI(string(ctx.RequestURI())); err != nil {
-			ctx.Error("400 Bad Request", http.StatusBadRequest)
+			refuse(ctx, http.StatusBadRequest, "400 Bad Request")
 			return
 		}
 		s.other(ctx)
@@ -221,6 +219,15 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	h.Set("Location", target)
 	h.Set("Cache-Control", httpapi.CacheControlRedirect)
 	ctx.SetStatusCode(http.StatusFound)
+}
+
+// refuse answers a request as net/http's server refuses one it could not read, in
+// plain text, and closes the connection: what follows such a head on it cannot be
+// trusted to be the next request. (ctx.Error resets the whole response, the
+// connection's close with it, so the close comes after.)
+func refuse(ctx *fasthttp.RequestCtx, code int, msg string) {
+	ctx.Error(msg, code)
+	ctx.SetConnectionClose()
 }
 
 // headRefusal is the status (400 or 417) with which net/http's server, and RFC 9112,

@@ -80,6 +80,71 @@ func FuzzServeRaw(f *testing.F) {
 	})
 }
 
+// FuzzServePipelined sends a request head of any bytes, a body of any bytes after it,
+// and then, on the same connection, a last request that asks for the connection to
+// close: to fasthttp and to net/http. Where the two read a body's end differently
+// (Content-Length, chunked framing), what one takes for the body the other reads as
+// requests of their own: behind a proxy that frames as net/http does, a request
+// smuggled past it. fasthttp must record no more clicks than net/http does.
+func FuzzServePipelined(f *testing.F) {
+	tok := string(known.Token)
+	get := "GET /" + tok + " HTTP/1.1\r\nHost: x"
+	for _, seed := range [][2]string{
+		{get, ""},
+		{get + "\r\nContent-Length: 5", "abcde"},
+		{get + "\r\nContent-Length: 36", get + "\r\n\r\n"},
+		{get + "\r\nTransfer-Encoding: chunked", "0\r\n\r\n"},
+		{get + "\r\nTransfer-Encoding: chunked", "5\r\nabcde\r\n0\r\n\r\n" + get + "\r\n\r\n"},
+		{get + "\r\nTransfer-Encoding: chunked", "5;ext=1\r\nabcde\r\n0\r\nTrailer: x\r\n\r\n"},
+		{get + "\r\nTransfer-Encoding: chunked", "5\nabcde\n0\n\n" + get + "\r\n\r\n"},
+		{get + "\r\nTransfer-Encoding: chunked", " 5\r\nabcde\r\n0\r\n\r\n"},
+		{get + "\r\nTransfer-Encoding: chunked", "0x5\r\nabcde\r\n0\r\n\r\n"},
+		{get + "\r\nContent-Length: 0\r\nTransfer-Encoding: chunked", "0\r\n\r\n" + get + "\r\n\r\n"},
+		{"GET /" + tok + " HTTP/1.0\r\nConnection: keep-alive\r\nContent-Length: 2", "ab"},
+		{get + "\r\nTransfer-Encoding: identity", get + "\r\n\r\n"},
+		{get + "\r\nX Spaced: y", get + "\r\n\r\n"},
+		{"GET /" + tok + " HTTP/1.9", get + "\r\n\r\n"},
+		{"GET /" + tok + " HTTP/2.0\r\nHost: x", get + "\r\n\r\n"},
+		{"GET /%zz HTTP/1.1\r\nHost: x", get + "\r\n\r\n"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	fast, slow := serveInMemory(f, true), serveInMemory(f, false)
+	const last = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+	f.Fuzz(func(t *testing.T, head, body string) {
+		if strings.Contains(head, "\n\n") || strings.Contains(head, "\n\r\n") || strings.HasSuffix(head, "\n") {
+			return // one request head: the target writes its end
+		}
+		raw := head + "\r\n\r\n" + body + last
+		fastClicks, fastOut := fast.pipelined(t, raw)
+		slowClicks, slowOut := slow.pipelined(t, raw)
+		if fastClicks > slowClicks {
+			t.Fatalf("%q: fasthttp recorded %d clicks, net/http %d\nfasthttp answered %q\nnet/http answered %q", raw, fastClicks, slowClicks, fastOut, slowOut)
+		}
+	})
+}
+
+// pipelined sends raw on a connection of its own, reads what the server answers
+// until it closes the connection, and returns the clicks recorded and the answers.
+func (s *memServer) pipelined(t *testing.T, raw string) (int, []byte) {
+	t.Helper()
+	before := len(s.pub.taken())
+	c, err := s.mem.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	go func() { _, _ = io.WriteString(c, raw) }() // the server may stop reading first
+	out, _ := io.ReadAll(c)
+	_ = c.Close()
+	select {
+	case <-s.ln.closed:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%q: %s still holds the connection 5 s after the client closed it", raw, s.name)
+	}
+	return len(s.pub.taken()) - before, out
+}
+
 // memServer is the resolver API on an in-memory listener, on fasthttp or net/http.
 type memServer struct {
 	name string
