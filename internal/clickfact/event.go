@@ -180,15 +180,16 @@ func splitOwnLayout(p []byte) (vertex, edge []byte, ok bool) {
 }
 
 // oneObject reports whether b is one JSON object from its first byte to its last:
-// braces and brackets balance outside strings and close only at the end, so that
+// it starts with { and ends with }, and braces and brackets balance outside strings
+// and close only at the end (a ] closing a { is left to Persist's parser), so that
 // spliced into an ingest document it is exactly one element, never two. It does not
 // check the rest of the JSON grammar (json.Valid did, and was half of the consumer's
 // CPU per event): an element that is not JSON makes Persist reject the consumer's
 // batch, and the consumer then ingests the batch's events one by one to set that
 // one aside (Consumer.ingest).
 func oneObject(b []byte) bool {
-	if len(b) < 2 || b[0] != '{' || bytes.IndexByte(b, '\n') >= 0 || bytes.IndexByte(b, '\r') >= 0 {
-		return false // one event per line of facts.jsonl
+	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' || bytes.IndexByte(b, '\n') >= 0 || bytes.IndexByte(b, '\r') >= 0 {
+		return false // an object, and one event per line of facts.jsonl
 	}
 	depth := 0
 	for i := 0; i < len(b); i++ {
