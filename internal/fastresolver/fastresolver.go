@@ -249,11 +249,11 @@ func headRefusal(h *fasthttp.RequestHeader) int {
 		return http.StatusBadRequest
 	}
 	expectSeen := false
-	for k, v := range h.All() { // names as fasthttp normalizes them
+	for k, v := range h.All() {
 		if bytes.IndexByte(k, ' ') >= 0 {
 			return http.StatusBadRequest
 		}
-		if !expectSeen && string(k) == "Expect" {
+		if !expectSeen && lowerASCII(k, "expect") {
 			expectSeen = true
 			if len(v) > 0 && !hasToken(v, "100-continue") {
 				return http.StatusExpectationFailed
@@ -270,7 +270,7 @@ func headRefusal(h *fasthttp.RequestHeader) int {
 			raw = nil
 		}
 		if len(line) == 0 {
-			continue // the empty line that ends the head, when its lines end in a bare LF
+			continue // an empty line, which fasthttp takes for the head's end
 		}
 		switch line[0] {
 		case ' ', '\t':
