@@ -128,21 +128,36 @@ func FuzzServePipelined(f *testing.F) {
 // until it closes the connection, and returns the clicks recorded and the answers.
 func (s *memServer) pipelined(t *testing.T, raw string) (int, []byte) {
 	t.Helper()
+	c, before := s.dial(t)
+	go func() { _, _ = io.WriteString(c, raw) }() // the server may stop reading first
+	out, _ := io.ReadAll(c)
+	return s.hangUp(t, c, raw, before), out
+}
+
+// dial opens a connection of its own, with a deadline, and returns it with the
+// number of clicks recorded so far.
+func (s *memServer) dial(t *testing.T) (net.Conn, int) {
+	t.Helper()
 	before := len(s.pub.taken())
 	c, err := s.mem.Dial()
 	if err != nil {
 		t.Fatal(err)
 	}
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	go func() { _, _ = io.WriteString(c, raw) }() // the server may stop reading first
-	out, _ := io.ReadAll(c)
+	return c, before
+}
+
+// hangUp closes c, once raw was sent on it, and returns the clicks recorded since
+// before, once the server is done with the connection.
+func (s *memServer) hangUp(t *testing.T, c net.Conn, raw string, before int) int {
+	t.Helper()
 	_ = c.Close()
-	select {
+	select { // no handler runs on once the server has closed its end
 	case <-s.ln.closed:
 	case <-time.After(5 * time.Second):
 		t.Fatalf("%q: %s still holds the connection 5 s after the client closed it", raw, s.name)
 	}
-	return len(s.pub.taken()) - before, out
+	return len(s.pub.taken()) - before
 }
 
 // memServer is the resolver API on an in-memory listener, on fasthttp or net/http.
@@ -185,12 +200,7 @@ func serveInMemory(f testing.TB, onFast bool) *memServer {
 // server is done with the connection.
 func (s *memServer) answer(t *testing.T, raw, method string) (*http.Response, int) {
 	t.Helper()
-	before := len(s.pub.taken())
-	c, err := s.mem.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	c, before := s.dial(t)
 	if _, err := io.WriteString(c, raw); err != nil {
 		t.Fatal(err)
 	}
@@ -210,13 +220,7 @@ func (s *memServer) answer(t *testing.T, raw, method string) (*http.Response, in
 			t.Fatalf("%q: fasthttp's answer is not HTTP: %v", raw, err)
 		}
 	}
-	_ = c.Close()
-	select { // no handler runs on once the server has closed its end
-	case <-s.ln.closed:
-	case <-time.After(5 * time.Second):
-		t.Fatalf("%q: %s still holds the connection 5 s after the client closed it", raw, s.name)
-	}
-	return res, len(s.pub.taken()) - before
+	return res, s.hangUp(t, c, raw, before)
 }
 
 // closeListener is a listener whose connections say when the server closed them.
