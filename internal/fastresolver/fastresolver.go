@@ -186,9 +186,14 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		refuse(ctx, http.StatusHTTPVersionNotSupported, "505 HTTP Version Not Supported: unsupported protocol version")
 		return
 	}
-	if code := headRefusal(&ctx.Request.Header); code != 0 {
+	code, unreadBody := checkHead(&ctx.Request.Header)
+	if code != 0 {
 		refuse(ctx, code, strconv.Itoa(code)+" "+http.StatusText(code))
 		return
+	}
+	if unreadBody {
+		// Whatever answers it, the connection closes after: set once the answer is.
+		defer ctx.SetConnectionClose()
 	}
 	token, ok := redirectToken(ctx)
 	if !ok {
@@ -230,7 +235,7 @@ func refuse(ctx *fasthttp.RequestCtx, code int, msg string) {
 	ctx.SetConnectionClose()
 }
 
-// headRefusal is the status (400 or 417) with which net/http's server, and RFC 9112,
+// checkHead is the status (400 or 417) with which net/http's server, and RFC 9112,
 // refuse a request head that fasthttp reads, or 0 for one that is fine. Such heads
 // are the raw material of request smuggling behind a proxy, and none is a visit:
 //   - a header name holding a space, or a line folded onto the one before it (fasthttp
@@ -243,25 +248,35 @@ func refuse(ctx *fasthttp.RequestCtx, code int, msg string) {
 //     with 400 (net/http answers 501);
 //   - an Expect other than 100-continue, which net/http answers with 417 (it reads
 //     the first Expect, as fasthttp does).
-func headRefusal(h *fasthttp.RequestHeader) int {
+//
+// unreadBody reports a request whose body net/http would not read, so that it closes
+// the connection after its answer: one past HTTP/1.0 that announces a body and asks
+// for 100-continue (net/http never asks for a body no handler reads; fasthttp asks
+// for it, reads it, and would serve what follows as the next request).
+func checkHead(h *fasthttp.RequestHeader) (refusal int, unreadBody bool) {
 	host := h.Host()
-	if !httpguts.ValidHostHeader(string(host)) || len(host) == 0 && !bytes.Equal(h.Protocol(), http10) {
-		return http.StatusBadRequest
+	http11 := !bytes.Equal(h.Protocol(), http10)
+	if !httpguts.ValidHostHeader(string(host)) || len(host) == 0 && http11 {
+		return http.StatusBadRequest, false
 	}
-	expectSeen := false
+	expectSeen, continues := false, false
 	for k, v := range h.All() {
 		if bytes.IndexByte(k, ' ') >= 0 {
-			return http.StatusBadRequest
+			return http.StatusBadRequest, false
 		}
 		if !expectSeen && lowerASCII(k, "expect") {
 			expectSeen = true
-			if len(v) > 0 && !hasToken(v, "100-continue") {
-				return http.StatusExpectationFailed
+			switch {
+			case hasToken(v, "100-continue"):
+				continues = http11
+			case len(v) > 0:
+				return http.StatusExpectationFailed, false
 			}
 		}
 	}
-	// fasthttp keeps no trace of a Transfer-Encoding of identity but the line as
-	// sent.
+	chunked := false
+	// fasthttp keeps no trace of a Transfer-Encoding of identity, nor, once it has
+	// read the body, of chunked, but the line as sent.
 	for raw := h.RawHeaders(); len(raw) > 0; {
 		line := raw
 		if end := bytes.IndexByte(raw, '\n'); end >= 0 {
@@ -274,15 +289,19 @@ func headRefusal(h *fasthttp.RequestHeader) int {
 		}
 		switch line[0] {
 		case ' ', '\t':
-			return http.StatusBadRequest // obsolete line folding
+			return http.StatusBadRequest, false // obsolete line folding
 		case 'T', 't':
 			name, value, _ := bytes.Cut(line, colon)
-			if lowerASCII(name, "transfer-encoding") && !lowerASCII(bytes.TrimSpace(value), "chunked") {
-				return http.StatusBadRequest
+			if lowerASCII(name, "transfer-encoding") {
+				if !lowerASCII(bytes.TrimSpace(value), "chunked") {
+					return http.StatusBadRequest, false
+				}
+				chunked = true
 			}
 		}
 	}
-	return 0
+	// Once fasthttp has read a chunked body, its Content-Length is the body's size.
+	return 0, continues && (chunked || h.ContentLength() > 0)
 }
 
 var colon = []byte(":")

@@ -106,6 +106,9 @@ func FuzzServePipelined(f *testing.F) {
 		{"GET /" + tok + " HTTP/1.9", get + "\r\n\r\n"},
 		{"GET /" + tok + " HTTP/2.0\r\nHost: x", get + "\r\n\r\n"},
 		{"GET /%zz HTTP/1.1\r\nHost: x", get + "\r\n\r\n"},
+		{get + "\r\nExpect: 100-continue\r\nContent-Length: 5", "abcde" + get + "\r\n\r\n"},
+		{get + "\r\nExpect: x, 100-continue\r\nContent-Length: 5", "abcde" + get + "\r\n\r\n"},
+		{get + "\r\nExpect: 100-continue\r\nTransfer-Encoding: chunked", "0\r\n\r\n" + get + "\r\n\r\n"},
 	} {
 		f.Add(seed[0], seed[1])
 	}

@@ -51,41 +51,49 @@ const browserHead = "GET /7BTadEDkJ8 HTTP/1.1\r\nHost: s.example.com\r\nConnecti
 	"Sec-Fetch-Site: cross-site\r\nSec-Fetch-Mode: navigate\r\nSec-Fetch-Dest: document\r\n" +
 	"Referer: https://news.example.org/\r\nAccept-Encoding: gzip, deflate, br, zstd\r\nAccept-Language: en-US,en;q=0.9\r\n\r\n"
 
-// BenchmarkHeadRefusal is the check of a browser's head before a redirect.
-func BenchmarkHeadRefusal(b *testing.B) {
+// BenchmarkCheckHead is the check of a browser's head before a redirect.
+func BenchmarkCheckHead(b *testing.B) {
 	var h fasthttp.RequestHeader
 	if err := h.Read(bufio.NewReader(strings.NewReader(browserHead))); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if headRefusal(&h) != 0 {
+		if code, _ := checkHead(&h); code != 0 {
 			b.Fatal("refused")
 		}
 	}
 }
 
-// TestHeadRefusal: heads net/http's server serves pass; the others get its refusal.
-func TestHeadRefusal(t *testing.T) {
+// TestCheckHead: heads net/http's server serves pass; the others get its refusal; a
+// body it would leave unread closes the connection after the answer.
+func TestCheckHead(t *testing.T) {
+	const get = "GET /7BTadEDkJ8 HTTP/1.1\r\nHost: x\r\n"
 	for _, tc := range []struct {
-		head string
-		want int
+		head       string
+		want       int
+		unreadBody bool
 	}{
-		{browserHead, 0},
-		{"GET /7BTadEDkJ8 HTTP/1.1\nHost: x\nX: y\r\n\r\n", 0},
-		{"GET /7BTadEDkJ8 HTTP/1.0\r\n\r\n", 0},
-		{"GET /7BTadEDkJ8 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", 0},
-		{"GET /7BTadEDkJ8 HTTP/1.1\r\nHost: x\r\nTE: trailers\r\nExpect: 100-continue\r\n\r\n", 0},
-		{"GET /7BTadEDkJ8 HTTP/1.1\nHost: x\ntransfer-encoding:  IDENTITY \r\n\r\n", 400},
-		{"GET /7BTadEDkJ8 HTTP/1.1\r\nHost: x\r\nX: a\r\n\tb\r\n\r\n", 400},
-		{"GET /7BTadEDkJ8 HTTP/1.1\r\nHost: x\r\nExpect: 100-continued\r\n\r\n", 417},
-		{"GET /7BTadEDkJ8 HTTP/1.9\r\n\r\n", 400},
+		{browserHead, 0, false},
+		{"GET /7BTadEDkJ8 HTTP/1.1\nHost: x\nX: y\r\n\r\n", 0, false},
+		{"GET /7BTadEDkJ8 HTTP/1.0\r\n\r\n", 0, false},
+		{get + "Transfer-Encoding: chunked\r\n\r\n", 0, false},
+		{get + "TE: trailers\r\nExpect: 100-continue\r\n\r\n", 0, false},
+		{get + "Expect: 100-continue\r\nContent-Length: 0\r\n\r\n", 0, false},
+		{get + "Expect: 100-continue\r\nContent-Length: 5\r\n\r\n", 0, true},
+		{get + "Expect: foo, 100-Continue\r\nTransfer-Encoding: chunked\r\n\r\n", 0, true},
+		{get + "Expect:\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n", 0, false}, // net/http reads the first
+		{"GET /7BTadEDkJ8 HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n", 0, false},
+		{"GET /7BTadEDkJ8 HTTP/1.1\nHost: x\ntransfer-encoding:  IDENTITY \r\n\r\n", 400, false},
+		{get + "X: a\r\n\tb\r\n\r\n", 400, false},
+		{get + "Expect: 100-continued\r\n\r\n", 417, false},
+		{"GET /7BTadEDkJ8 HTTP/1.9\r\n\r\n", 400, false},
 	} {
 		var h fasthttp.RequestHeader
 		if err := h.Read(bufio.NewReader(strings.NewReader(tc.head))); err != nil {
 			t.Fatalf("%q: %v", tc.head, err)
 		}
-		if got := headRefusal(&h); got != tc.want {
-			t.Errorf("%q: %d, want %d", tc.head, got, tc.want)
+		if code, unread := checkHead(&h); code != tc.want || unread != tc.unreadBody {
+			t.Errorf("%q: %d, unread body %t; want %d, %t", tc.head, code, unread, tc.want, tc.unreadBody)
 		}
 	}
 }
