@@ -59,9 +59,6 @@ type persistProc struct {
 const (
 	persistMinRestart = 250 * time.Millisecond
 	persistMaxRestart = 10 * time.Second
-	// persistStopGrace bounds how long Stop waits for the child to finish the
-	// ingests it took before it kills it.
-	persistStopGrace = 20 * time.Second
 )
 
 // startPersistProc starts local Persist in a child process on ln and returns once

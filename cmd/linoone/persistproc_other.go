@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"time"
 
 	"github.com/linoone/linoone/internal/config"
 	"github.com/linoone/linoone/internal/sigv4"
@@ -36,7 +35,7 @@ func (s *stack) startPersist(ctx context.Context, cfg config.Serve, creds sigv4.
 
 func (s *stack) stopPersist(ctx context.Context) {
 	if s.persist != nil {
-		ctx, cancel := context.WithTimeout(ctx, 20*time.Second) // as the child's grace on Unix
+		ctx, cancel := context.WithTimeout(ctx, persistStopGrace)
 		defer cancel()
 		_ = s.persist.Shutdown(ctx)
 	}

@@ -491,6 +491,10 @@ const (
 	shutdownDrain = 20 * time.Second
 	// drainProgress is how often a long delivery at shutdown says how much is left.
 	drainProgress = 5 * time.Second
+	// persistStopGrace bounds how long stopping local Persist waits for it to finish
+	// the ingests it took: the child process on Unix (then it is killed), the
+	// in-process server elsewhere.
+	persistStopGrace = 20 * time.Second
 )
 
 // drain delivers the journal into Persist before serve stops, for at most
