@@ -183,6 +183,7 @@ type Consumer struct {
 	batchLimit                                                              int           // events per batch now: MaxBatch, less while Busy
 	atSeg                                                                   atomic.Uint64 // the offset as of the last commit,
 	atPos                                                                   atomic.Int64  // for Lag from other goroutines
+	failing                                                                 atomic.Bool   // see Failing
 }
 
 // commitStage is a point of a batch's commit (Consumer.atStage).
@@ -405,6 +406,14 @@ func (c *Consumer) Stats() ConsumerStats {
 	}
 }
 
+// Failing reports whether delivery is failing: the last attempt to deliver the oldest
+// batch failed (Persist refused or did not answer within IngestTimeout, or the facts
+// log or the offset could not be written) and is being retried, or Run could not read
+// the journal. It is false again once a batch is committed, or Run has read the
+// journal to its end. The events stay in the journal meanwhile; Lag says how many
+// bytes wait. It may be called while Run or Drain runs.
+func (c *Consumer) Failing() bool { return c.failing.Load() }
+
 // Run delivers events until ctx is done, waking on Notify and polling the journal
 // every PollInterval for other processes' events. While Busy it delivers one batch at
 // a time and paces itself, gently or, once the backlog has grown for CatchUpAfter, to
@@ -445,6 +454,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 		case ctx.Err() != nil:
 			return nil
 		case err != nil:
+			c.failing.Store(true)
 			c.log.Error("consumer cannot read the journal", "err", err, "retry_in", backoff)
 			if !sleep(ctx, backoff) {
 				return nil
@@ -467,6 +477,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 			continue
 		}
 		backoff = c.opts.MinBackoff
+		c.failing.Store(false) // read to the end, or no further than a torn tail
 		select {
 		case <-ctx.Done():
 		case <-c.opts.Notify:
@@ -677,6 +688,7 @@ func (c *Consumer) settle(ctx context.Context, b *delivery) error {
 		if err == nil {
 			var n int
 			if n, err = c.commit(b); err == nil {
+				c.failing.Store(false)
 				c.delivered.Add(int64(n))
 				c.batches.Add(1)
 				c.atSeg.Store(b.seg)
@@ -685,6 +697,7 @@ func (c *Consumer) settle(ctx context.Context, b *delivery) error {
 			}
 		}
 		c.retries.Add(1)
+		c.failing.Store(true)
 		c.log.Warn("consumer batch failed; retrying without moving the offset",
 			"err", err, "events", len(b.events), "retry_in", backoff)
 		if !sleep(ctx, backoff) {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -306,6 +307,35 @@ func TestRejectionIsRetriedWithoutIsRejected(t *testing.T) {
 	}
 	if ing.numDocs() != 0 || ing.rejected != ing.calls {
 		t.Errorf("accepted %d documents, %d of %d calls refused; want all refused", ing.numDocs(), ing.rejected, ing.calls)
+	}
+}
+
+// TestFailingWhileDeliveryFails: Failing (serve's "click-delivery" on /healthz) is
+// true while Persist keeps failing a batch, which is retried with its events still
+// in the journal, and false again once the batch is committed.
+func TestFailingWhileDeliveryFails(t *testing.T) {
+	dir := t.TempDir()
+	bus := openBus(t, dir, BusOptions{})
+	publishAll(t, bus, facts(t, 3))
+	ing := &fakeIngester{failures: math.MaxInt}
+	c := newConsumer(t, dir, ing, ConsumerOptions{})
+	if c.Failing() {
+		t.Fatal("Failing before any attempt")
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Drain(ctxTimeout(t)) }()
+	waitFor(t, func() bool { return c.Failing() && c.Stats().Retries >= 2 })
+	if s := c.Stats(); s.Delivered != 0 {
+		t.Errorf("delivered %d while Persist fails", s.Delivered)
+	}
+	ing.mu.Lock()
+	ing.failures = 0
+	ing.mu.Unlock()
+	if err := <-done; err != nil {
+		t.Fatalf("drain = %v", err)
+	}
+	if s := c.Stats(); s.Delivered != 3 || c.Failing() {
+		t.Errorf("after the batch was delivered: %+v, Failing %v", s, c.Failing())
 	}
 }
 
