@@ -88,7 +88,10 @@ type Health struct {
 	BusLagBytes *int64 `json:"bus_lag_bytes,omitempty"`
 
 	// Degraded What is degraded, e.g. `click-recording`: click facts wait in memory
-	// because neither the bus nor the click DLQ accepts them.
+	// because neither the bus nor the click DLQ accepts them; in local mode,
+	// `click-delivery`: the inline consumer's last attempt to deliver the
+	// journal into Persist failed, and it retries while the clicks wait in the
+	// journal.
 	Degraded *[]string `json:"degraded,omitempty"`
 
 	// Status `ok`, or `degraded` when part of the service works in a reduced way

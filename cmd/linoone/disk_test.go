@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -50,20 +49,6 @@ func fillDisk(t *testing.T, dir string) string {
 			return path
 		}
 	}
-}
-
-func healthBody(t *testing.T, addr string) string {
-	t.Helper()
-	res, err := http.Get("http://" + addr + "/healthz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("GET /healthz = %d %s", res.StatusCode, b)
-	}
-	return string(b)
 }
 
 // TestDiskFullBuffersClicks is issue 9's finding 4 on a real full disk: serve's

@@ -546,12 +546,21 @@ func (s *stack) lagAttrs() []any {
 	return nil
 }
 
-// health is what the resolver's GET /healthz reports: the inline consumer's lag.
+// healthClickDelivery is what GET /healthz names as degraded while the inline
+// consumer fails to deliver the journal into Persist (localbus.Consumer.Failing):
+// the clicks are journaled and wait, bus_lag_bytes grows, and stats lag behind.
+const healthClickDelivery = "click-delivery"
+
+// health is what the resolver's GET /healthz reports: the inline consumer's lag, and
+// whether its delivery fails.
 func (s *stack) health() httpapi.Health {
 	var h httpapi.Health
 	if s.consumer != nil {
 		if lag, err := s.consumer.Lag(); err == nil {
 			h.BusLagBytes = &lag
+		}
+		if s.consumer.Failing() {
+			h.Degraded = append(h.Degraded, healthClickDelivery)
 		}
 	}
 	return h

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// healthBody is the resolver's (or another port's) GET /healthz, which must be 200.
+func healthBody(t *testing.T, addr string) string {
+	t.Helper()
+	res, err := http.Get("http://" + addr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET /healthz = %d %s", res.StatusCode, b)
+	}
+	return string(b)
+}
+
+// TestHealthNamesFailingDelivery: while Persist fails the inline consumer's ingests,
+// the resolver's /healthz names click-delivery degraded, and the click waits in the
+// journal; once Persist takes ingests again the click is delivered and health is ok.
+// Persist is another serve's local Persist, behind a proxy that answers 503 to
+// ingests while told to.
+func TestHealthNamesFailingDelivery(t *testing.T) {
+	store := newInstance(t)
+	store.start()
+	upstream, err := url.Parse("http://" + store.persist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forward := httputil.NewSingleHostReverseProxy(upstream) // keeps the Host the client signed
+	var refuse atomic.Bool
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if refuse.Load() && r.URL.Path == "/persist/ingest" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"error":"unavailable"}`))
+			return
+		}
+		forward.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close) // after the serve behind it stopped (cleanups run last first)
+
+	pc := store.persistCredentials()
+	in := newInstance(t, "LINOONE_PERSIST_URL="+proxy.URL,
+		"LINOONE_PERSIST_ACCESS_KEY_ID="+pc.AccessKeyID, "LINOONE_PERSIST_SECRET_ACCESS_KEY="+pc.SecretAccessKey)
+	in.persist = store.persist // start() waits for its /healthz too
+	in.start()
+	t.Cleanup(func() { refuse.Store(false) }) // so that a failed test's serve stops at once
+	health := func() string { return strings.TrimSpace(healthBody(t, in.resolver)) }
+	tok := in.shorten("https://example.com/delivery-fails")
+	if h := health(); h != `{"bus_lag_bytes":0,"status":"ok"}` {
+		t.Fatalf("healthz before any click = %s", h)
+	}
+
+	refuse.Store(true)
+	if r := in.resolve(tok); r.StatusCode != http.StatusFound {
+		t.Fatalf("GET /%s = %d, want 302", tok, r.StatusCode)
+	}
+	facts := filepath.Join(in.dataDir, factsFile)
+	deadline := time.Now().Add(15 * time.Second)
+	for h := ""; !strings.Contains(h, `"degraded":["click-delivery"]`); h = health() {
+		if time.Now().After(deadline) {
+			t.Fatalf("healthz while Persist refuses ingests = %s, want click-delivery degraded", h)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := len(readFacts(t, facts)); n != 0 {
+		t.Fatalf("%d facts delivered while Persist refuses ingests", n)
+	}
+
+	refuse.Store(false)
+	waitFacts(t, facts, 1)
+	deadline = time.Now().Add(15 * time.Second)
+	for h := health(); h != `{"bus_lag_bytes":0,"status":"ok"}`; h = health() {
+		if time.Now().After(deadline) {
+			t.Fatalf("healthz once the click is delivered = %s, want ok", h)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	in.waitClicks(tok, 1)
+}
