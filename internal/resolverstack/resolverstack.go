@@ -6,10 +6,12 @@
 package resolverstack
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/linoone/linoone/internal/eventid"
@@ -46,6 +48,12 @@ type Deps struct {
 // wait in the buffer or went to the log in the last minutes.
 const HealthClickRecording = "click-recording"
 
+// HealthPersist is what GET /healthz names as degraded while the last call the
+// resolver made to Persist failed as unavailable (no answer in time, 5xx, an answer
+// it cannot read): visitors of short URLs outside the hot set get 503 meanwhile. The
+// next call Persist answers clears it.
+const HealthPersist = "persist"
+
 // Stack is the built resolver.
 type Stack struct {
 	Handler  *httpapi.ResolverHandler // GET /{token}, GET /healthz
@@ -69,7 +77,8 @@ func New(d Deps) (*Stack, error) {
 	if err != nil {
 		return nil, fmt.Errorf("recorder: %w", err)
 	}
-	store := d.Store
+	watched := &watchedStore{Store: d.Store}
+	var store shorturl.Store = watched
 	if d.CacheSize > 0 { // on Lambda it survives across warm invocations
 		store = hotset.New(store, d.CacheSize)
 	}
@@ -93,7 +102,7 @@ func New(d Deps) (*Stack, error) {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	return &Stack{
-		Handler:  httpapi.NewResolver(httpapi.ResolverDeps{Resolver: res, Logger: d.Logger, Health: health(rec, d.Health)}),
+		Handler:  httpapi.NewResolver(httpapi.ResolverDeps{Resolver: res, Logger: d.Logger, Health: health(rec, watched, d.Health)}),
 		Store:    store,
 		Counters: counters,
 		Metrics:  metrics.Group{emf, screenEMF},
@@ -102,16 +111,47 @@ func New(d Deps) (*Stack, error) {
 	}, nil
 }
 
-// health adds the recorder's state to what the caller reports on GET /healthz.
-func health(rec *shorturl.Recorder, more func() httpapi.Health) func() httpapi.Health {
+// health adds the recorder's and Persist's state to what the caller reports on GET
+// /healthz.
+func health(rec *shorturl.Recorder, store *watchedStore, more func() httpapi.Health) func() httpapi.Health {
 	return func() httpapi.Health {
 		var h httpapi.Health
 		if more != nil {
 			h = more()
 		}
+		if store.failing.Load() {
+			h.Degraded = append(h.Degraded, HealthPersist)
+		}
 		if rec.Degraded() {
 			h.Degraded = append(h.Degraded, HealthClickRecording)
 		}
 		return h
+	}
+}
+
+// watchedStore is the store under the hot set, remembering whether the last call
+// that reached Persist failed as unavailable (HealthPersist).
+type watchedStore struct {
+	shorturl.Store
+	failing atomic.Bool
+}
+
+func (w *watchedStore) Lookup(ctx context.Context, tok shorturl.Token) (shorturl.ShortURL, error) {
+	u, err := w.Store.Lookup(ctx, tok)
+	w.observe(ctx, err)
+	return u, err
+}
+
+func (w *watchedStore) Save(ctx context.Context, u shorturl.ShortURL) error {
+	err := w.Store.Save(ctx, u)
+	w.observe(ctx, err)
+	return err
+}
+
+// observe notes a call's outcome. A call whose caller gave up (a visitor who hung
+// up) says nothing about Persist.
+func (w *watchedStore) observe(ctx context.Context, err error) {
+	if ctx.Err() == nil {
+		w.failing.Store(errors.Is(err, shorturl.ErrUnavailable))
 	}
 }

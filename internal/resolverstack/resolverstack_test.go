@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -187,5 +188,61 @@ func TestHealthReportsBufferedClicks(t *testing.T) {
 	}
 	if got, want := healthz(t, s.Handler), `{"status":"ok"}`; got != want {
 		t.Fatalf("healthz after the flush = %s, want %s", got, want)
+	}
+}
+
+// switchStore is store, failing every lookup with its error while one is set.
+type switchStore struct {
+	store
+	switchable
+}
+
+func (s *switchStore) Lookup(ctx context.Context, tok shorturl.Token) (shorturl.ShortURL, error) {
+	if err := s.get(); err != nil {
+		s.lookups.Add(1)
+		return shorturl.ShortURL{}, err
+	}
+	return s.store.Lookup(ctx, tok)
+}
+
+// TestHealthReportsPersistUnavailable: while Persist cannot answer the resolver's
+// lookups, visitors get 503 and /healthz names persist degraded; a lookup a visitor
+// gave up on says nothing about Persist; the next lookup Persist answers, even with
+// not found, clears it.
+func TestHealthReportsPersistUnavailable(t *testing.T) {
+	st := &switchStore{}
+	s, err := New(Deps{Store: st, Publisher: publisher{}, DeadLetters: &deadLetters{}, CacheSize: 10, PublishTimeout: time.Second,
+		Logger: slog.New(slog.DiscardHandler), MetricsOut: &bytes.Buffer{}, Environment: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(ctx context.Context, tok string) int {
+		rec := httptest.NewRecorder()
+		s.Handler.ServeHTTP(rec, httptest.NewRequestWithContext(ctx, http.MethodGet, "/"+tok, nil))
+		return rec.Code
+	}
+	const ok, degraded = `{"status":"ok"}`, `{"degraded":["persist"],"status":"degraded"}`
+	st.fail(fmt.Errorf("persist lookup: timeout: %w", shorturl.ErrUnavailable))
+	if code := get(context.Background(), token); code != http.StatusServiceUnavailable {
+		t.Fatalf("GET /%s with Persist unavailable = %d, want 503", token, code)
+	}
+	if got := healthz(t, s.Handler); got != degraded {
+		t.Fatalf("healthz = %s, want %s", got, degraded)
+	}
+
+	st.fail(nil)
+	if code := get(context.Background(), "zZ9yY8xX7w"); code != http.StatusNotFound {
+		t.Fatalf("GET of an unknown token = %d, want 404", code)
+	}
+	if got := healthz(t, s.Handler); got != ok {
+		t.Fatalf("healthz once Persist answered = %s, want %s", got, ok)
+	}
+
+	st.fail(fmt.Errorf("persist lookup: %w: %w", context.Canceled, shorturl.ErrUnavailable))
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	get(gone, token)
+	if got := healthz(t, s.Handler); got != ok {
+		t.Fatalf("healthz after a lookup its visitor gave up on = %s, want %s", got, ok)
 	}
 }
