@@ -28,12 +28,13 @@ func healthBody(t *testing.T, addr string) string {
 	return string(b)
 }
 
-// TestHealthNamesFailingDelivery: while Persist fails the inline consumer's ingests,
-// the resolver's /healthz names click-delivery degraded, and the click waits in the
+// TestHealthNamesWhatFails: while Persist fails the inline consumer's ingests, the
+// resolver's /healthz names click-delivery degraded, and the click waits in the
 // journal; once Persist takes ingests again the click is delivered and health is ok.
-// Persist is another serve's local Persist, behind a proxy that answers 503 to
-// ingests while told to.
-func TestHealthNamesFailingDelivery(t *testing.T) {
+// While Persist fails the resolver's lookups, a visitor gets 503 and /healthz names
+// persist. Persist is another serve's local Persist, behind a proxy that answers 503
+// while told to.
+func TestHealthNamesWhatFails(t *testing.T) {
 	store := newInstance(t)
 	store.start()
 	upstream, err := url.Parse("http://" + store.persist)
@@ -41,9 +42,9 @@ func TestHealthNamesFailingDelivery(t *testing.T) {
 		t.Fatal(err)
 	}
 	forward := httputil.NewSingleHostReverseProxy(upstream) // keeps the Host the client signed
-	var refuse atomic.Bool
+	var refuse, refuseGremlin atomic.Bool
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if refuse.Load() && r.URL.Path == "/persist/ingest" {
+		if refuse.Load() && r.URL.Path == "/persist/ingest" || refuseGremlin.Load() && r.URL.Path == "/persist/gremlin" {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusServiceUnavailable)
 			_, _ = w.Write([]byte(`{"error":"unavailable"}`))
@@ -58,7 +59,7 @@ func TestHealthNamesFailingDelivery(t *testing.T) {
 		"LINOONE_PERSIST_ACCESS_KEY_ID="+pc.AccessKeyID, "LINOONE_PERSIST_SECRET_ACCESS_KEY="+pc.SecretAccessKey)
 	in.persist = store.persist // start() waits for its /healthz too
 	in.start()
-	t.Cleanup(func() { refuse.Store(false) }) // so that a failed test's serve stops at once
+	t.Cleanup(func() { refuse.Store(false); refuseGremlin.Store(false) }) // so that a failed test's serve stops at once
 	health := func() string { return strings.TrimSpace(healthBody(t, in.resolver)) }
 	tok := in.shorten("https://example.com/delivery-fails")
 	if h := health(); h != `{"bus_lag_bytes":0,"status":"ok"}` {
@@ -91,4 +92,20 @@ func TestHealthNamesFailingDelivery(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	in.waitClicks(tok, 1)
+
+	refuseGremlin.Store(true)
+	const unknown = "zZ9yY8xX7w" // not in the hot set: the lookup goes to Persist
+	if r := in.resolve(unknown); r.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("GET /%s while Persist refuses lookups = %d, want 503", unknown, r.StatusCode)
+	}
+	if h := health(); h != `{"bus_lag_bytes":0,"degraded":["persist"],"status":"degraded"}` {
+		t.Fatalf("healthz while Persist refuses lookups = %s, want persist degraded", h)
+	}
+	refuseGremlin.Store(false)
+	if r := in.resolve(unknown); r.StatusCode != http.StatusNotFound {
+		t.Fatalf("GET /%s once Persist answers = %d, want 404", unknown, r.StatusCode)
+	}
+	if h := health(); h != `{"bus_lag_bytes":0,"status":"ok"}` {
+		t.Fatalf("healthz once Persist answers lookups = %s, want ok", h)
+	}
 }
