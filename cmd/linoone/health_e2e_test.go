@@ -61,8 +61,20 @@ func TestHealthNamesWhatFails(t *testing.T) {
 	in.start()
 	t.Cleanup(func() { refuse.Store(false); refuseGremlin.Store(false) }) // so that a failed test's serve stops at once
 	health := func() string { return strings.TrimSpace(healthBody(t, in.resolver)) }
+	// waitHealth polls /healthz until want holds of it, for up to 15 s.
+	waitHealth := func(want func(string) bool, while string) {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for h := health(); !want(h); h = health() {
+			if time.Now().After(deadline) {
+				t.Fatalf("healthz %s: %s", while, h)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	const ok = `{"bus_lag_bytes":0,"status":"ok"}`
 	tok := in.shorten("https://example.com/delivery-fails")
-	if h := health(); h != `{"bus_lag_bytes":0,"status":"ok"}` {
+	if h := health(); h != ok {
 		t.Fatalf("healthz before any click = %s", h)
 	}
 
@@ -71,26 +83,15 @@ func TestHealthNamesWhatFails(t *testing.T) {
 		t.Fatalf("GET /%s = %d, want 302", tok, r.StatusCode)
 	}
 	facts := filepath.Join(in.dataDir, factsFile)
-	deadline := time.Now().Add(15 * time.Second)
-	for h := ""; !strings.Contains(h, `"degraded":["click-delivery"]`); h = health() {
-		if time.Now().After(deadline) {
-			t.Fatalf("healthz while Persist refuses ingests = %s, want click-delivery degraded", h)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitHealth(func(h string) bool { return strings.Contains(h, `"degraded":["click-delivery"]`) },
+		"while Persist refuses ingests (want click-delivery degraded)")
 	if n := len(readFacts(t, facts)); n != 0 {
 		t.Fatalf("%d facts delivered while Persist refuses ingests", n)
 	}
 
 	refuse.Store(false)
 	waitFacts(t, facts, 1)
-	deadline = time.Now().Add(15 * time.Second)
-	for h := health(); h != `{"bus_lag_bytes":0,"status":"ok"}`; h = health() {
-		if time.Now().After(deadline) {
-			t.Fatalf("healthz once the click is delivered = %s, want ok", h)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitHealth(func(h string) bool { return h == ok }, "once the click is delivered (want ok)")
 	in.waitClicks(tok, 1)
 
 	refuseGremlin.Store(true)
@@ -105,7 +106,7 @@ func TestHealthNamesWhatFails(t *testing.T) {
 	if r := in.resolve(unknown); r.StatusCode != http.StatusNotFound {
 		t.Fatalf("GET /%s once Persist answers = %d, want 404", unknown, r.StatusCode)
 	}
-	if h := health(); h != `{"bus_lag_bytes":0,"status":"ok"}` {
+	if h := health(); h != ok {
 		t.Fatalf("healthz once Persist answers lookups = %s, want ok", h)
 	}
 }
