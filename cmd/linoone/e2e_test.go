@@ -29,6 +29,12 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	// A serve run in this process (TestStopWhileStartingIsNoFailure) starts local
+	// Persist as this executable's persist-child: the test binary must then be that
+	// child, not run every test again, whose serves its kill would leave behind.
+	if len(os.Args) > 1 && os.Args[1] == persistChildCommand {
+		main()
+	}
 	dir, err := os.MkdirTemp("", "linoone-e2e")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
