@@ -65,6 +65,9 @@ const (
 // it answers (after any migration of the database, however long), or with the
 // reason it could not start.
 func startPersistProc(ctx context.Context, cfg config.Serve, creds sigv4.Credentials, ln net.Listener, stderr io.Writer, log *slog.Logger) (*persistProc, error) {
+	if err := ctx.Err(); err != nil { // stopped already: no child to start and stop again
+		return nil, fmt.Errorf("local persist: %w", err)
+	}
 	tcp, ok := ln.(*net.TCPListener)
 	if !ok {
 		return nil, fmt.Errorf("local persist: listener is a %T, not TCP", ln)

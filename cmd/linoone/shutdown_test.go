@@ -129,4 +129,7 @@ func TestStopWhileStartingIsNoFailure(t *testing.T) {
 	if !strings.Contains(errOut.String(), "stopped before serving") {
 		t.Errorf("serve's log does not say it stopped before serving:\n%s", &errOut)
 	}
+	if strings.Contains(errOut.String(), "local persist did not stop in time") {
+		t.Errorf("serve started local Persist after the stop, and had to kill it:\n%s", &errOut)
+	}
 }
