@@ -104,8 +104,9 @@ type ClientInterface interface {
 
 	// GetHealth Liveness of the API process
 	//
-	// Unauthenticated on both APIs. The resolver in local mode adds `bus_lag_bytes`
-	// and reports `degraded` while click facts wait in memory.
+	// Unauthenticated on both APIs. Either API reports `degraded`, naming `persist`,
+	// while its own last call to Persist failed; the resolver also while click
+	// facts wait in memory, and in local mode adds `bus_lag_bytes`.
 	//
 	// Corresponds with GET /healthz (the `GetHealth` operationId).
 	GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -240,8 +241,9 @@ func (c *Client) GetDocs(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 
 // GetHealth Liveness of the API process
 //
-// Unauthenticated on both APIs. The resolver in local mode adds `bus_lag_bytes`
-// and reports `degraded` while click facts wait in memory.
+// Unauthenticated on both APIs. Either API reports `degraded`, naming `persist`,
+// while its own last call to Persist failed; the resolver also while click
+// facts wait in memory, and in local mode adds `bus_lag_bytes`.
 //
 // Corresponds with GET /healthz (the `GetHealth` operationId).
 func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -789,8 +791,9 @@ type ClientWithResponsesInterface interface {
 
 	// GetHealthWithResponse Liveness of the API process
 	//
-	// Unauthenticated on both APIs. The resolver in local mode adds `bus_lag_bytes`
-	// and reports `degraded` while click facts wait in memory.
+	// Unauthenticated on both APIs. Either API reports `degraded`, naming `persist`,
+	// while its own last call to Persist failed; the resolver also while click
+	// facts wait in memory, and in local mode adds `bus_lag_bytes`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -1400,8 +1403,9 @@ func (c *ClientWithResponses) GetDocsWithResponse(ctx context.Context, reqEditor
 
 // GetHealthWithResponse Liveness of the API process
 //
-// Unauthenticated on both APIs. The resolver in local mode adds `bus_lag_bytes`
-// and reports `degraded` while click facts wait in memory.
+// Unauthenticated on both APIs. Either API reports `degraded`, naming `persist`,
+// while its own last call to Persist failed; the resolver also while click
+// facts wait in memory, and in local mode adds `bus_lag_bytes`.
 //
 // Returns a wrapper object for the known response body format(s).
 //

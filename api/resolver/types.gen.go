@@ -27,10 +27,11 @@ type Health struct {
 	// facts not yet delivered into Persist (about 1.3 KB per click).
 	BusLagBytes *int64 `json:"bus_lag_bytes,omitempty"`
 
-	// Degraded What is degraded, e.g. `persist`: the resolver's last call to Persist
-	// failed (no answer in time, a 5xx, an answer it cannot read), so
-	// visitors of short URLs outside its hot set get 503 until Persist
-	// answers one; `click-recording`: click facts wait in memory
+	// Degraded What is degraded, e.g. `persist`: this API's last call to Persist
+	// failed (no answer in time, a 5xx, an answer it cannot read), until
+	// Persist answers one (on the resolver, visitors of short URLs outside
+	// its hot set get 503 meanwhile; on the management API, the request that
+	// made the call got 503); `click-recording`: click facts wait in memory
 	// because neither the bus nor the click DLQ accepts them; in local mode,
 	// `click-delivery`: the inline consumer's last attempt to deliver the
 	// journal into Persist failed, and it retries while the clicks wait in the

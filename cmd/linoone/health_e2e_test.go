@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -102,11 +103,29 @@ func TestHealthNamesWhatFails(t *testing.T) {
 	if h := health(); h != `{"bus_lag_bytes":0,"degraded":["persist"],"status":"degraded"}` {
 		t.Fatalf("healthz while Persist refuses lookups = %s, want persist degraded", h)
 	}
+	// The management API reports its own calls: the resolver's failed lookup is
+	// not one of them.
+	mgmtHealth := func() string { return strings.TrimSpace(healthBody(t, in.management)) }
+	if h := mgmtHealth(); h != `{"status":"ok"}` {
+		t.Fatalf("management healthz before any management call failed = %s, want ok", h)
+	}
+	if r, err := in.client().GetLinkWithResponse(context.Background(), unknown); err != nil || r.StatusCode() != http.StatusServiceUnavailable {
+		t.Fatalf("GET /links/%s while Persist refuses lookups: %v %d, want 503", unknown, err, r.StatusCode())
+	}
+	if h := mgmtHealth(); h != `{"degraded":["persist"],"status":"degraded"}` {
+		t.Fatalf("management healthz while Persist refuses lookups = %s, want persist degraded", h)
+	}
 	refuseGremlin.Store(false)
 	if r := in.resolve(unknown); r.StatusCode != http.StatusNotFound {
 		t.Fatalf("GET /%s once Persist answers = %d, want 404", unknown, r.StatusCode)
 	}
 	if h := health(); h != ok {
 		t.Fatalf("healthz once Persist answers lookups = %s, want ok", h)
+	}
+	if r, err := in.client().GetLinkWithResponse(context.Background(), unknown); err != nil || r.StatusCode() != http.StatusNotFound {
+		t.Fatalf("GET /links/%s once Persist answers: %v %d, want 404", unknown, err, r.StatusCode())
+	}
+	if h := mgmtHealth(); h != `{"status":"ok"}` {
+		t.Fatalf("management healthz once Persist answers = %s, want ok", h)
 	}
 }

@@ -250,6 +250,64 @@ func TestHealth(t *testing.T) {
 	}
 }
 
+// TestManagementHealthNamesPersist: the management API's GET /healthz names persist
+// while its last call to Persist found it unavailable, and only then: a refusal
+// before the call and a caller who hung up leave it as it was; an answer, even "no
+// such token", clears it. (Batches and keyed issuance: mgmtapi's tests.)
+func TestManagementHealthNamesPersist(t *testing.T) {
+	st := newStore()
+	st.m[known.Token] = known
+	m, _ := newManagementAPI(t, st, time.Now)
+	health := func(want string) {
+		t.Helper()
+		res, body := do(t, m, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+		if res.StatusCode != http.StatusOK || strings.TrimSpace(string(body)) != want {
+			t.Fatalf("GET /healthz: %d %s, want 200 %s", res.StatusCode, body, want)
+		}
+	}
+	const ok, degraded = `{"status":"ok"}`, `{"degraded":["persist"],"status":"degraded"}`
+	shorten := func(ctx context.Context, target string, want int) {
+		t.Helper()
+		body, _ := json.Marshal(map[string]string{"target_url": target})
+		res, out := do(t, m, signed(t, http.MethodPost, "/shorten", "application/json", body, creds, time.Now()).WithContext(ctx))
+		if res.StatusCode != want {
+			t.Fatalf("POST /shorten %s: %d %s, want %d", target, res.StatusCode, out, want)
+		}
+	}
+	get := func(path string, want int) {
+		t.Helper()
+		if res, out := do(t, m, signed(t, http.MethodGet, path, "", nil, creds, time.Now())); res.StatusCode != want {
+			t.Fatalf("GET %s: %d %s, want %d", path, res.StatusCode, out, want)
+		}
+	}
+
+	st.down = true
+	shorten(context.Background(), "https://example.com/a", http.StatusServiceUnavailable)
+	health(degraded)
+	shorten(context.Background(), "javascript:alert(1)", http.StatusBadRequest) // refused before any call
+	health(degraded)
+	st.down = false
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	shorten(gone, "https://example.com/b", http.StatusCreated) // the fake store ignores the context
+	health(degraded)
+	shorten(context.Background(), "https://example.com/c", http.StatusCreated)
+	health(ok)
+
+	st.down = true
+	get("/links/"+string(known.Token)+"/stats", http.StatusServiceUnavailable)
+	health(degraded)
+	st.down = false
+	get("/links/AAAAAAAAAA", http.StatusNotFound) // Persist answered: no such token
+	health(ok)
+	st.down = true
+	get("/links/"+string(known.Token), http.StatusServiceUnavailable)
+	health(degraded)
+	st.down = false
+	get("/links/"+string(known.Token)+"/stats", http.StatusOK)
+	health(ok)
+}
+
 var creds = sigv4.Credentials{AccessKeyID: "LNKTESTTESTTESTTEST1", SecretAccessKey: "test-secret-test-secret-test-secret-0000"}
 
 func newManagementAPI(t *testing.T, st *store, now func() time.Time) (http.Handler, *shorturl.Issuer) {

@@ -18,6 +18,11 @@ type ResolverDeps struct {
 	Health   func() Health // optional: what GET /healthz reports besides "ok"
 }
 
+// HealthPersist is what GET /healthz, on either API, names as degraded while the
+// last call that API's process made to Persist failed as unavailable (no answer in
+// time, a 5xx, an answer it cannot read). The next call Persist answers clears it.
+const HealthPersist = "persist"
+
 // Health is what a process reports on GET /healthz beyond being alive.
 type Health struct {
 	Degraded    []string // what works in a reduced way; empty: status ok

@@ -35,6 +35,7 @@ type env struct {
 	pc               *persist.Client
 	persist          *httptest.Server
 	ingests, queries atomic.Int64
+	down             atomic.Bool // Persist answers 503 to everything
 }
 
 func newEnv(t *testing.T) *env {
@@ -46,6 +47,10 @@ func newEnv(t *testing.T) *env {
 	e := &env{}
 	inner := lp.Handler()
 	e.persist = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if e.down.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
 		switch r.URL.Path {
 		case "/persist/ingest":
 			e.ingests.Add(1)
@@ -101,6 +106,59 @@ func (e *env) post(t *testing.T, path string, body []byte, headers ...string) an
 	res := rec.Result()
 	b, _ := io.ReadAll(res.Body)
 	return answer{res.StatusCode, res.Header, b}
+}
+
+// health is the management API's GET /healthz body.
+func (e *env) health(t *testing.T) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	e.h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET /healthz: %d %s", rec.Code, rec.Body)
+	}
+	return strings.TrimSpace(rec.Body.String())
+}
+
+// TestHealthNamesPersistAfterABatchOrKeyedIssuance: a batch and a keyed issuance
+// that found Persist unavailable make GET /healthz name persist; a batch whose items
+// were all refused before any call leaves it so; one that issued clears it.
+func TestHealthNamesPersistAfterABatchOrKeyedIssuance(t *testing.T) {
+	const ok, degraded = `{"status":"ok"}`, `{"degraded":["persist"],"status":"degraded"}`
+	e := newEnv(t)
+	e.down.Store(true)
+	if a := e.post(t, "/shorten/batch", []byte(`{"items":[{"target_url":"https://example.com/a"}]}`)); a.status != http.StatusServiceUnavailable {
+		t.Fatalf("batch with Persist down: %d %s", a.status, a.body)
+	}
+	if h := e.health(t); h != degraded {
+		t.Fatalf("after the batch: %s, want %s", h, degraded)
+	}
+	e.down.Store(false)
+	if a := e.post(t, "/shorten/batch", []byte(`{"items":[{"target_url":"ftp://example.com/a"}]}`)); a.status != http.StatusOK {
+		t.Fatalf("batch of an invalid item: %d %s", a.status, a.body)
+	}
+	if h := e.health(t); h != degraded {
+		t.Fatalf("after a batch that called nothing: %s, want %s", h, degraded)
+	}
+	if a := e.post(t, "/shorten/batch", []byte(`{"items":[{"target_url":"ftp://example.com/a"},{"target_url":"https://example.com/a"}]}`)); a.status != http.StatusOK {
+		t.Fatalf("batch: %d %s", a.status, a.body)
+	}
+	if h := e.health(t); h != ok {
+		t.Fatalf("after a batch that issued: %s, want %s", h, ok)
+	}
+	e.down.Store(true)
+	if a := e.post(t, "/shorten", targetBody("https://example.com/k"), "Idempotency-Key", "k-1"); a.status != http.StatusServiceUnavailable {
+		t.Fatalf("keyed issuance with Persist down: %d %s", a.status, a.body)
+	}
+	if h := e.health(t); h != degraded {
+		t.Fatalf("after the keyed issuance: %s, want %s", h, degraded)
+	}
+	e.down.Store(false)
+	if a := e.post(t, "/shorten", targetBody("https://example.com/k"), "Idempotency-Key", "k-1"); a.status != http.StatusCreated {
+		t.Fatalf("keyed issuance: %d %s", a.status, a.body)
+	}
+	if h := e.health(t); h != ok {
+		t.Fatalf("after the keyed issuance: %s, want %s", h, ok)
+	}
 }
 
 func targetBody(target string) []byte {

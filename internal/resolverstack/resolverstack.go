@@ -48,12 +48,6 @@ type Deps struct {
 // wait in the buffer or went to the log in the last minutes.
 const HealthClickRecording = "click-recording"
 
-// HealthPersist is what GET /healthz names as degraded while the last call the
-// resolver made to Persist failed as unavailable (no answer in time, 5xx, an answer
-// it cannot read): visitors of short URLs outside the hot set get 503 meanwhile. The
-// next call Persist answers clears it.
-const HealthPersist = "persist"
-
 // Stack is the built resolver.
 type Stack struct {
 	Handler  *httpapi.ResolverHandler // GET /{token}, GET /healthz
@@ -120,7 +114,7 @@ func health(rec *shorturl.Recorder, store *watchedStore, more func() httpapi.Hea
 			h = more()
 		}
 		if store.failing.Load() {
-			h.Degraded = append(h.Degraded, HealthPersist)
+			h.Degraded = append(h.Degraded, httpapi.HealthPersist) // visitors of short URLs outside the hot set get 503
 		}
 		if rec.Degraded() {
 			h.Degraded = append(h.Degraded, HealthClickRecording)
@@ -130,7 +124,7 @@ func health(rec *shorturl.Recorder, store *watchedStore, more func() httpapi.Hea
 }
 
 // watchedStore is the store under the hot set, remembering whether the last call
-// that reached Persist failed as unavailable (HealthPersist).
+// that reached Persist failed as unavailable (httpapi.HealthPersist).
 type watchedStore struct {
 	shorturl.Store
 	failing atomic.Bool
