@@ -2,10 +2,12 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 
 	"github.com/linoone/linoone/api/resolver"
 	"github.com/linoone/linoone/internal/shorturl"
@@ -22,6 +24,22 @@ type ResolverDeps struct {
 // last call that API's process made to Persist failed as unavailable (no answer in
 // time, a 5xx, an answer it cannot read). The next call Persist answers clears it.
 const HealthPersist = "persist"
+
+// PersistWatch remembers whether the last call to Persist failed as unavailable, for
+// GET /healthz to name HealthPersist. It is safe for concurrent use.
+type PersistWatch struct{ failing atomic.Bool }
+
+// Observe notes err, the outcome of a call that reached Persist: unavailable sets the
+// flag, any answer clears it. A call whose caller gave up (a visitor who hung up)
+// says nothing about Persist.
+func (p *PersistWatch) Observe(ctx context.Context, err error) {
+	if ctx.Err() == nil {
+		p.failing.Store(errors.Is(err, shorturl.ErrUnavailable))
+	}
+}
+
+// Failing reports whether the last call Observe noted found Persist unavailable.
+func (p *PersistWatch) Failing() bool { return p.failing.Load() }
 
 // Health is what a process reports on GET /healthz beyond being alive.
 type Health struct {

@@ -54,7 +54,7 @@ func idempotent(ctx context.Context, key *string) *shorturl.Idempotent {
 func (s managementServer) shortenIdempotent(ctx context.Context, target string, id *shorturl.Idempotent) (management.ShortenResponseObject, error) {
 	host, _ := ctx.Value(requestHostKey{}).(string)
 	u, replayed, err := s.issuer.ShortenIdempotent(ctx, target, host, *id)
-	s.persist.observe(ctx, err)
+	s.observePersist(ctx, err)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func (s managementServer) ShortenBatch(ctx context.Context, req management.Short
 	host, _ := ctx.Value(requestHostKey{}).(string)
 	results, err := s.issuer.ShortenBatch(ctx, items, host, idempotent(ctx, req.Params.IdempotencyKey))
 	if err != nil {
-		s.persist.observe(ctx, err)
+		s.observePersist(ctx, err)
 		return nil, err
 	}
 	out := management.ShortenBatch200JSONResponse{Results: make([]management.BatchResult, len(results))}
@@ -113,7 +113,7 @@ func (s managementServer) ShortenBatch(ctx context.Context, req management.Short
 		}
 	}
 	if issued+replayed > 0 { // a batch of invalid items only never reached Persist
-		s.persist.observe(ctx, nil)
+		s.observePersist(ctx, nil)
 	}
 	s.log.InfoContext(ctx, "short url batch", "items", len(results), "issued", issued, "replayed", replayed, "failed", failed)
 	return out, nil

@@ -53,7 +53,7 @@ func (s managementServer) GetLink(ctx context.Context, req management.GetLinkReq
 		return nil, err
 	}
 	l, err := s.clicker.Link(ctx, tok)
-	s.persist.observe(ctx, err)
+	s.observePersist(ctx, err)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func (s managementServer) GetLinkStats(ctx context.Context, req management.GetLi
 		return nil, err
 	}
 	v, err := s.clicker.Visits(ctx, tok, w)
-	s.persist.observe(ctx, err)
+	s.observePersist(ctx, err)
 	if err != nil {
 		return nil, err
 	}

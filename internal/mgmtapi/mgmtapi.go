@@ -18,7 +18,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -71,26 +70,16 @@ type managementServer struct {
 	clicker Clicker
 	log     *slog.Logger
 	docs    func() (apidocs.Page, error) // the HTML reference, rendered once
-	persist *persistWatch
+	persist *httpapi.PersistWatch        // this API's own calls to Persist
 }
 
-// persistWatch remembers whether the last operation of this API that reached Persist
-// found it unavailable (httpapi.HealthPersist on GET /healthz).
-type persistWatch struct{ failing atomic.Bool }
-
-// observe notes what an operation learnt of Persist from err, the outcome of its call:
-// unavailable sets the flag; an answer (a success, or no such token) clears it. A
-// refusal before the call (an invalid target, a deny-list rule) says nothing, and
-// neither does a call whose caller hung up.
-func (p *persistWatch) observe(ctx context.Context, err error) {
-	if ctx.Err() != nil {
-		return
-	}
-	switch {
-	case errors.Is(err, shorturl.ErrUnavailable):
-		p.failing.Store(true)
-	case err == nil, errors.Is(err, shorturl.ErrNotFound):
-		p.failing.Store(false)
+// observePersist notes, for GET /healthz, err: the outcome of an operation's call into
+// the issuer or the clicker. Only an unavailable Persist, a success and "no such
+// token" tell of Persist; any other error (an invalid target, a deny-list rule) came
+// before a call was made, and says nothing.
+func (s managementServer) observePersist(ctx context.Context, err error) {
+	if err == nil || errors.Is(err, shorturl.ErrUnavailable) || errors.Is(err, shorturl.ErrNotFound) {
+		s.persist.Observe(ctx, err)
 	}
 }
 
@@ -122,7 +111,7 @@ func NewManagement(d ManagementDeps) (http.Handler, error) {
 		ErrorHandlerWithOpts: validationProblem,
 	})
 	param, request, response := httpapi.ErrorHandlers(log, http.StatusNotFound)
-	strict := management.NewStrictHandlerWithOptions(managementServer{issuer: d.Issuer, clicker: d.Clicker, log: log, docs: sync.OnceValues(renderDocs), persist: &persistWatch{}},
+	strict := management.NewStrictHandlerWithOptions(managementServer{issuer: d.Issuer, clicker: d.Clicker, log: log, docs: sync.OnceValues(renderDocs), persist: &httpapi.PersistWatch{}},
 		[]management.StrictMiddlewareFunc{withRequestHost, withCaller(d.Caller), withNoSniff},
 		management.StrictHTTPServerOptions{RequestErrorHandlerFunc: request, ResponseErrorHandlerFunc: response})
 	mux := http.NewServeMux()
@@ -308,7 +297,7 @@ func validationProblem(ctx context.Context, err error, w http.ResponseWriter, r 
 }
 
 func (s managementServer) GetHealth(ctx context.Context, _ management.GetHealthRequestObject) (management.GetHealthResponseObject, error) {
-	if s.persist.failing.Load() { // issuance and lookups answer 503 meanwhile
+	if s.persist.Failing() { // issuance and lookups answer 503 meanwhile
 		return management.GetHealth200JSONResponse{Status: management.Degraded, Degraded: &[]string{httpapi.HealthPersist}}, nil
 	}
 	return management.GetHealth200JSONResponse{Status: management.Ok}, nil
@@ -323,7 +312,7 @@ func (s managementServer) Shorten(ctx context.Context, req management.ShortenReq
 	}
 	host, _ := ctx.Value(requestHostKey{}).(string)
 	u, err := s.issuer.ShortenFor(ctx, req.Body.TargetURL, host)
-	s.persist.observe(ctx, err)
+	s.observePersist(ctx, err)
 	if err != nil {
 		return nil, err
 	}

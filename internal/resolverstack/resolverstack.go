@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sync/atomic"
 	"time"
 
 	"github.com/linoone/linoone/internal/eventid"
@@ -113,7 +112,7 @@ func health(rec *shorturl.Recorder, store *watchedStore, more func() httpapi.Hea
 		if more != nil {
 			h = more()
 		}
-		if store.failing.Load() {
+		if store.watch.Failing() {
 			h.Degraded = append(h.Degraded, httpapi.HealthPersist) // visitors of short URLs outside the hot set get 503
 		}
 		if rec.Degraded() {
@@ -123,29 +122,21 @@ func health(rec *shorturl.Recorder, store *watchedStore, more func() httpapi.Hea
 	}
 }
 
-// watchedStore is the store under the hot set, remembering whether the last call
-// that reached Persist failed as unavailable (httpapi.HealthPersist).
+// watchedStore is the store under the hot set: every call it passes on reaches
+// Persist, and its watch notes the outcome (httpapi.HealthPersist).
 type watchedStore struct {
 	shorturl.Store
-	failing atomic.Bool
+	watch httpapi.PersistWatch
 }
 
 func (w *watchedStore) Lookup(ctx context.Context, tok shorturl.Token) (shorturl.ShortURL, error) {
 	u, err := w.Store.Lookup(ctx, tok)
-	w.observe(ctx, err)
+	w.watch.Observe(ctx, err)
 	return u, err
 }
 
 func (w *watchedStore) Save(ctx context.Context, u shorturl.ShortURL) error {
 	err := w.Store.Save(ctx, u)
-	w.observe(ctx, err)
+	w.watch.Observe(ctx, err)
 	return err
-}
-
-// observe notes a call's outcome. A call whose caller gave up (a visitor who hung
-// up) says nothing about Persist.
-func (w *watchedStore) observe(ctx context.Context, err error) {
-	if ctx.Err() == nil {
-		w.failing.Store(errors.Is(err, shorturl.ErrUnavailable))
-	}
 }
