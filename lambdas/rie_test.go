@@ -55,6 +55,7 @@ import (
 	"github.com/linoone/linoone/internal/shorturl"
 	"github.com/linoone/linoone/internal/sigv4"
 	"github.com/linoone/linoone/internal/syncbuf"
+	"github.com/linoone/linoone/internal/testport"
 )
 
 const (
@@ -541,16 +542,16 @@ type emulator struct {
 // connections, and kills its process group when the test ends.
 func startRIE(t *testing.T, rie, name, bootstrap string, env []string) *emulator {
 	t.Helper()
-	ports := freePorts(t, 2)
+	invokeAddr, runtimeAddr := testport.Free(t), testport.Free(t)
 	cmd := exec.Command(rie,
-		"--runtime-interface-emulator-address", "127.0.0.1:"+ports[0],
-		"--runtime-api-address", "127.0.0.1:"+ports[1],
+		"--runtime-interface-emulator-address", invokeAddr,
+		"--runtime-api-address", runtimeAddr,
 		bootstrap)
 	cmd.Dir = filepath.Dir(bootstrap)
 	cmd.Env = env
 	e := &emulator{
 		name: name,
-		url:  "http://127.0.0.1:" + ports[0] + "/2015-03-31/functions/function/invocations",
+		url:  "http://" + invokeAddr + "/2015-03-31/functions/function/invocations",
 		out:  &syncbuf.Buffer{},
 		done: make(chan struct{}),
 	}
@@ -587,7 +588,7 @@ func startRIE(t *testing.T, rie, name, bootstrap string, env []string) *emulator
 
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		c, err := net.DialTimeout("tcp", "127.0.0.1:"+ports[0], 200*time.Millisecond)
+		c, err := net.DialTimeout("tcp", invokeAddr, 200*time.Millisecond)
 		if err == nil {
 			_ = c.Close()
 			return e
@@ -598,7 +599,7 @@ func startRIE(t *testing.T, rie, name, bootstrap string, env []string) *emulator
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: the emulator did not listen on port %s within 10s: %v\n%s", name, ports[0], err, e.out)
+			t.Fatalf("%s: the emulator did not listen on %s within 10s: %v\n%s", name, invokeAddr, err, e.out)
 		}
 	}
 }
@@ -640,20 +641,6 @@ func gone(pid int, timeout time.Duration) bool {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-func freePorts(t *testing.T, n int) []string {
-	t.Helper()
-	var ports []string
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close() // all held until all are chosen, so they differ
-		ports = append(ports, strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
-	}
-	return ports
 }
 
 var invokeClient = &http.Client{Timeout: 30 * time.Second}

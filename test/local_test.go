@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/linoone/linoone/internal/syncbuf"
+	"github.com/linoone/linoone/internal/testport"
 )
 
 // TestLocal runs the suite against `linoone serve` built from ../cmd/linoone, on
@@ -48,7 +48,7 @@ func startLocal(t *testing.T) *local {
 	t.Helper()
 	l := &local{
 		root: t, bin: linooneBinary(t), dataDir: t.TempDir(), logs: &syncbuf.Buffer{},
-		resolver: freeAddr(t), management: freeAddr(t), persist: freeAddr(t),
+		resolver: testport.Free(t), management: testport.Free(t), persist: testport.Free(t),
 	}
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "LINOONE_") {
@@ -93,16 +93,6 @@ func linooneBinary(t *testing.T) string {
 	}
 	t.Logf("built linoone in %s", time.Since(start).Round(time.Millisecond))
 	return bin
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // start runs serve with extra environment and waits until all three listeners

@@ -13,8 +13,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/linoone/linoone/internal/syncbuf"
 )
 
 // TestCrashUnderLoad is issue 8's durability promise under load: `kill -9` of serve
@@ -30,12 +28,12 @@ func TestCrashUnderLoad(t *testing.T) {
 	for _, mode := range []string{"each", "interval"} {
 		t.Run("sync="+mode, func(t *testing.T) {
 			in := newInstance(t, "LINOONE_BUS_SYNC="+mode, "LINOONE_CONSUMER=inline", "LINOONE_LOG_LEVEL=warn")
-			startServe(t, in, bin)
+			in.startBinary(bin)
 			tokens := shortenN(t, in, 20)
 
 			sent := loadAndKill(t, in, tokens, 16, time.Second, 3*time.Second)
 
-			startServe(t, in, bin) // same data dir and ports
+			in.startBinary(bin) // same data dir and ports
 			facts := waitDelivered(t, in, tokens, sent)
 			checkCrashFacts(t, in, tokens, sent, facts)
 		})
@@ -62,36 +60,6 @@ func noRaceBinary(t *testing.T) string {
 		t.Fatal(noRace.err)
 	}
 	return noRace.path
-}
-
-// startServe is instance.start with another binary: serve runs from bin and the
-// test waits until all three listeners answer /healthz.
-func startServe(t *testing.T, in *instance, bin string) {
-	t.Helper()
-	in.logs = &syncbuf.Buffer{}
-	in.cmd = exec.Command(bin, "serve")
-	in.cmd.Env = in.env
-	in.cmd.Stdout, in.cmd.Stderr = in.logs, in.logs
-	if err := in.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(in.stop)
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		ready := true
-		for _, a := range []string{in.resolver, in.management, in.persist} {
-			res, err := http.Get("http://" + a + "/healthz")
-			if err != nil {
-				ready = false
-				break
-			}
-			res.Body.Close()
-			ready = ready && res.StatusCode == http.StatusOK
-		}
-		if ready {
-			return
-		}
-	}
-	t.Fatalf("linoone serve did not become ready:\n%s", in.logs)
 }
 
 func shortenN(t *testing.T, in *instance, n int) []string {
@@ -155,7 +123,7 @@ func loadAndKill(t *testing.T, in *instance, tokens []string, workers int, killA
 	if killErr != nil {
 		t.Fatalf("kill serve: %v", killErr)
 	}
-	_ = in.cmd.Wait() // "signal: killed"; sets ProcessState, so the cleanup's stop is a no-op
+	<-in.exited // "signal: killed": the cleanup's stop is a no-op
 
 	sent := map[string]request{}
 	for _, m := range perWorker {

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,6 +22,7 @@ import (
 	"github.com/linoone/linoone/internal/shorturl"
 	"github.com/linoone/linoone/internal/sigv4"
 	"github.com/linoone/linoone/internal/syncbuf"
+	"github.com/linoone/linoone/internal/testport"
 )
 
 // binary is the linoone binary built once for the end-to-end tests.
@@ -50,16 +50,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // instance is one `linoone serve` process.
 type instance struct {
 	t                             *testing.T
@@ -68,11 +58,12 @@ type instance struct {
 	resolver, management, persist string
 	cmd                           *exec.Cmd
 	logs                          *syncbuf.Buffer
+	exited                        chan struct{} // closed once cmd has exited and been waited for
 }
 
 func newInstance(t *testing.T, extraEnv ...string) *instance {
 	t.Helper()
-	in := &instance{t: t, dataDir: t.TempDir(), resolver: freePort(t), management: freePort(t), persist: freePort(t)}
+	in := &instance{t: t, dataDir: t.TempDir(), resolver: testport.Free(t), management: testport.Free(t), persist: testport.Free(t)}
 	in.env = append(os.Environ(),
 		"LINOONE_DATA_DIR="+in.dataDir,
 		"LINOONE_RESOLVER_ADDR="+in.resolver,
@@ -85,19 +76,25 @@ func newInstance(t *testing.T, extraEnv ...string) *instance {
 	return in
 }
 
-func (in *instance) start(extraEnv ...string) {
+func (in *instance) start(extraEnv ...string) { in.t.Helper(); in.startBinary(binary, extraEnv...) }
+
+// startBinary starts `bin serve` and waits until all three listeners answer
+// /healthz, failing at once if serve exits first.
+func (in *instance) startBinary(bin string, extraEnv ...string) {
 	t := in.t
 	t.Helper()
 	in.logs = &syncbuf.Buffer{}
-	in.cmd = exec.Command(binary, "serve")
+	in.cmd = exec.Command(bin, "serve")
 	in.cmd.Env = append(append([]string{}, in.env...), extraEnv...)
 	in.cmd.Stdout, in.cmd.Stderr = in.logs, in.logs
 	if err := in.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	exited, cmd := make(chan struct{}), in.cmd
+	in.exited = exited
+	go func() { _ = cmd.Wait(); close(exited) }()
 	t.Cleanup(in.stop)
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
 		ok := true
 		for _, a := range []string{in.resolver, in.management, in.persist} {
 			res, err := http.Get("http://" + a + "/healthz")
@@ -111,29 +108,39 @@ func (in *instance) start(extraEnv ...string) {
 		if ok {
 			return
 		}
-		if in.cmd.ProcessState != nil {
-			break
+		select {
+		case <-exited:
+			t.Fatalf("linoone serve exited (%v) before it became ready:\n%s", cmd.ProcessState, in.logs)
+		case <-time.After(50 * time.Millisecond):
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("linoone serve did not become ready:\n%s", in.logs)
 }
 
-// stop sends SIGTERM and waits for a clean exit.
+// hasExited reports whether serve has exited (and been waited for).
+func (in *instance) hasExited() bool {
+	select {
+	case <-in.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop sends SIGINT and waits for a clean exit.
 func (in *instance) stop() {
-	if in.cmd == nil || in.cmd.Process == nil || in.cmd.ProcessState != nil {
+	if in.cmd == nil || in.exited == nil || in.hasExited() {
 		return
 	}
 	_ = in.cmd.Process.Signal(os.Interrupt)
-	done := make(chan error, 1)
-	go func() { done <- in.cmd.Wait() }()
 	select {
-	case err := <-done:
-		if err != nil {
-			in.t.Errorf("serve exited with %v:\n%s", err, in.logs)
+	case <-in.exited:
+		if !in.cmd.ProcessState.Success() {
+			in.t.Errorf("serve exited with %v:\n%s", in.cmd.ProcessState, in.logs)
 		}
 	case <-time.After(30 * time.Second):
 		_ = in.cmd.Process.Kill()
+		<-in.exited
 		in.t.Errorf("serve did not stop on SIGINT:\n%s", in.logs)
 	}
 }
@@ -569,7 +576,7 @@ func TestSecondServeOnADataDirIsRefused(t *testing.T) {
 	defer cancel()
 	second := exec.CommandContext(ctx, binary, "serve")
 	second.Env = append(append([]string{}, in.env...), "LINOONE_CONSUMER=external",
-		"LINOONE_RESOLVER_ADDR="+freePort(t), "LINOONE_MANAGEMENT_ADDR="+freePort(t), "LINOONE_PERSIST_ADDR="+freePort(t))
+		"LINOONE_RESOLVER_ADDR="+testport.Free(t), "LINOONE_MANAGEMENT_ADDR="+testport.Free(t), "LINOONE_PERSIST_ADDR="+testport.Free(t))
 	out, err := second.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "another linoone serve (pid ") {
 		t.Fatalf("second serve: %v\n%s", err, out)

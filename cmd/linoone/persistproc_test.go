@@ -144,7 +144,7 @@ func TestLocalPersistEndsWithServe(t *testing.T) {
 	if err := in.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	_ = in.cmd.Wait()
+	<-in.exited
 	deadline := time.Now().Add(5 * time.Second)
 	for alive(child) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)

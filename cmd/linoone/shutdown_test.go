@@ -15,14 +15,12 @@ import (
 // waitExit waits up to d for serve to exit and returns its exit code.
 func (in *instance) waitExit(d time.Duration) int {
 	in.t.Helper()
-	done := make(chan struct{})
-	go func() { _ = in.cmd.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-in.exited:
 		return in.cmd.ProcessState.ExitCode()
 	case <-time.After(d):
 		_ = in.cmd.Process.Kill()
-		<-done
+		<-in.exited
 		in.t.Fatalf("serve did not exit within %s:\n%s", d, in.logs)
 		return 0
 	}
