@@ -76,15 +76,22 @@ func newInstance(t *testing.T, extraEnv ...string) *instance {
 	return in
 }
 
-func (in *instance) start(extraEnv ...string) { in.t.Helper(); in.startBinary(binary, extraEnv...) }
+func (in *instance) start(extraEnv ...string) {
+	in.t.Helper()
+	in.startCommand([]string{binary, "serve"}, extraEnv...)
+}
 
-// startBinary starts `bin serve` and waits until all three listeners answer
-// /healthz, failing at once if serve exits first.
-func (in *instance) startBinary(bin string, extraEnv ...string) {
+// startBinary is start with another build of linoone.
+func (in *instance) startBinary(bin string) { in.t.Helper(); in.startCommand([]string{bin, "serve"}) }
+
+// startCommand runs argv, a serve of this instance (perhaps behind a wrapper that
+// execs it), and waits until all three listeners answer /healthz, failing at once if
+// it exits first.
+func (in *instance) startCommand(argv []string, extraEnv ...string) {
 	t := in.t
 	t.Helper()
 	in.logs = &syncbuf.Buffer{}
-	in.cmd = exec.Command(bin, "serve")
+	in.cmd = exec.Command(argv[0], argv[1:]...)
 	in.cmd.Env = append(append([]string{}, in.env...), extraEnv...)
 	in.cmd.Stdout, in.cmd.Stderr = in.logs, in.logs
 	if err := in.cmd.Start(); err != nil {

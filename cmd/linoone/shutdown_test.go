@@ -5,6 +5,8 @@ package main
 import (
 	"context"
 	"os"
+	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -42,6 +44,12 @@ func (in *instance) waitLog(s string) {
 // serve stops as on Ctrl-C, delivering every click it acknowledged, and exits 0.
 // Killed by the signal instead, it would lose whatever its click buffer held.
 func TestHangupStopsServeAsCtrlCDoes(t *testing.T) {
+	// serve leaves SIGHUP ignored when it starts with it ignored (next test), and it
+	// would, if this test's process had been started under nohup. A signal this
+	// process handles is reset to its default in the processes it starts.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	in := newInstance(t)
 	in.start()
 	tok := in.shorten("https://example.com/hangup")
@@ -64,6 +72,34 @@ func TestHangupStopsServeAsCtrlCDoes(t *testing.T) {
 	if n := len(readFacts(t, filepath.Join(in.dataDir, "facts.jsonl"))); n != 3 {
 		t.Errorf("%d clicks in facts.jsonl after SIGHUP, want 3", n)
 	}
+}
+
+// TestHangupUnderNohupIsIgnored: started under nohup, serve leaves SIGHUP ignored,
+// as nohup asked, and goes on serving; Ctrl-C still stops it cleanly (stop checks
+// the exit status).
+func TestHangupUnderNohupIsIgnored(t *testing.T) {
+	nohup, err := exec.LookPath("nohup")
+	if err != nil {
+		t.Skip("no nohup on this machine")
+	}
+	in := newInstance(t)
+	in.startCommand([]string{nohup, binary, "serve"})
+	tok := in.shorten("https://example.com/nohup")
+	if err := in.cmd.Process.Signal(syscall.SIGHUP); err != nil { // nohup exec'd serve: same process
+		t.Fatal(err)
+	}
+	select {
+	case <-in.exited:
+		t.Fatalf("serve under nohup exited on SIGHUP (%v):\n%s", in.cmd.ProcessState, in.logs)
+	case <-time.After(time.Second):
+	}
+	if res := in.resolve(tok); res.StatusCode != 302 {
+		t.Fatalf("resolve after SIGHUP under nohup: %d", res.StatusCode)
+	}
+	if strings.Contains(in.logs.String(), `"msg":"shutting down"`) {
+		t.Errorf("serve under nohup began to shut down on SIGHUP:\n%s", in.logs)
+	}
+	in.stop()
 }
 
 // TestSecondStopSignalStopsAtOnce: with local Persist hung, serve's delivery of its

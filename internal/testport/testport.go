@@ -21,8 +21,9 @@ import (
 	"testing"
 )
 
-// Ports below lowest are left alone (well-known and registered services); the
-// ephemeral range starts at 32768 on Linux by default and at 49152 elsewhere.
+// Ports below lowest are left to the services a machine commonly runs; the
+// ephemeral range starts at 32768 on Linux by default and at 49152 on macOS and
+// Windows, and Free stays below both.
 const (
 	lowest            = 10000
 	defaultEphemeral  = 32768
