@@ -653,29 +653,12 @@ func (c *Consumer) newBatch() *delivery {
 // Lag is the number of journal bytes not delivered yet, as of the consumer's last
 // committed batch (an event is about 1.3 KB). It may be called while Run runs.
 func (c *Consumer) Lag() (int64, error) {
-	seg, pos := c.atSeg.Load(), c.atPos.Load()
 	segs, err := listSegments(c.journal)
 	if err != nil {
 		return 0, err
 	}
-	var lag int64
-	for _, s := range segs {
-		if s < seg {
-			continue
-		}
-		start, end, err := segmentBoundsAt(segmentPath(c.journal, s), c.tab)
-		if errors.Is(err, os.ErrNotExist) {
-			continue // delivered and removed meanwhile
-		}
-		if err != nil {
-			return 0, fmt.Errorf("journal lag: %w", err)
-		}
-		if s == seg {
-			start = max(start, pos)
-		}
-		lag += max(end-start, 0)
-	}
-	return lag, nil
+	w, err := waitingFrom(c.journal, segs, c.atSeg.Load(), c.atPos.Load(), c.tab)
+	return w.bytes, err
 }
 
 // settle waits for the batch's ingest attempt and commits the batch, retrying with
@@ -921,21 +904,24 @@ func (c *Consumer) cutFacts() error {
 	return nil
 }
 
-func (c *Consumer) loadOffset() (offsetState, bool, error) {
-	b, err := os.ReadFile(c.offsetPath)
+func (c *Consumer) loadOffset() (offsetState, bool, error) { return loadOffsetFile(c.offsetPath) }
+
+// loadOffsetFile reads the consumer offset saved at path; found is false when none
+// was saved.
+func loadOffsetFile(path string) (st offsetState, found bool, err error) {
+	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return offsetState{}, false, nil
 	}
 	if err != nil {
 		return offsetState{}, false, fmt.Errorf("read consumer offset: %w", err)
 	}
-	var st offsetState
 	if err := json.Unmarshal(b, &st); err != nil {
-		return offsetState{}, false, fmt.Errorf("consumer offset %s: %w", c.offsetPath, err)
+		return offsetState{}, false, fmt.Errorf("consumer offset %s: %w", path, err)
 	}
 	// Segment 0 is a consumer that has not read from the journal yet.
 	if (st.Segment == 0 && st.Position != 0) || st.Position < 0 || st.FactsSize < 0 {
-		return offsetState{}, false, fmt.Errorf("consumer offset %s: %+v is out of range", c.offsetPath, st)
+		return offsetState{}, false, fmt.Errorf("consumer offset %s: %+v is out of range", path, st)
 	}
 	return st, true, nil
 }

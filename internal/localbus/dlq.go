@@ -346,6 +346,17 @@ func (q *DLQ) freeName(dir, name, own string) (string, error) {
 	return "", fmt.Errorf("no free name for %s in %s", name, dir)
 }
 
+// WaitingInDLQ counts the messages in the DLQ in dir without opening it: it creates
+// nothing and removes nothing, so it may run beside serve. A DLQ never created holds
+// none.
+func WaitingInDLQ(dir string) (int, error) {
+	names, err := (&DLQ{dir: dir}).names()
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	return len(names), err
+}
+
 // names returns the message files, sorted: by failed_at, since names start with it.
 func (q *DLQ) names() ([]string, error) {
 	entries, err := os.ReadDir(q.dir)

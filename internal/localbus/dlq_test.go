@@ -293,3 +293,28 @@ func TestFaultDeadLetterReplayDeliver(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitingInDLQ: linoone status counts the DLQ's messages without opening it (which
+// creates its directories and removes stale temporary files): a DLQ never created
+// holds none, and a temporary file or a set-aside invalid message is not one waiting.
+func TestWaitingInDLQ(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "dlq")
+	if n, err := WaitingInDLQ(dir); n != 0 || err != nil {
+		t.Fatalf("a DLQ never created: %d, %v; want 0, nil", n, err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("counting created the DLQ's directory: %v", err)
+	}
+	q := openDLQ(t, dir, DLQOptions{})
+	for i, f := range facts(t, 3) {
+		deadLetter(t, q, f, i)
+	}
+	for _, name := range []string{".tmp-123", filepath.Join(invalidDirName, "x"+dlqExt)} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := WaitingInDLQ(dir); n != 3 || err != nil {
+		t.Errorf("WaitingInDLQ = %d, %v; want 3, nil", n, err)
+	}
+}
