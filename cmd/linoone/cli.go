@@ -156,6 +156,19 @@ example:
   linoone shorten https://example.com/ --json --idempotency-key order-4711
   linoone shorten --file links.csv > short-links.csv
 `,
+	"status": `usage: linoone status [--json]
+
+Says whether serve's resolver, management API and local Persist answer GET /healthz
+(ok, degraded and what is, or down), how much of the local bus's journal waits for
+its consumer and since when (the time of the oldest click not yet delivered), and how
+many click facts wait in the click DLQ. It reads LINOONE_DATA_DIR and writes nothing,
+so it runs beside serve and linoone consume. Exit 1 when a listener is down or
+degraded.
+
+example:
+  linoone status
+  linoone status --json | jq .journal
+`,
 	"dlq": `usage: linoone dlq [--json]
 
 Lists the click facts waiting in the local click DLQ: when each failed, how many

@@ -21,7 +21,7 @@ import (
 )
 
 // commands are every subcommand of linoone.
-var commands = []string{"serve", "shorten", "dlq", "replay", "recover", "consume",
+var commands = []string{"serve", "shorten", "status", "dlq", "replay", "recover", "consume",
 	"block", "unblock", "blocked", "discover", "capacity", "version", "inspect", "stats", persistChildCommand}
 
 // runCLI runs linoone in-process with an empty environment but for a data dir.
@@ -73,7 +73,7 @@ func TestHelp(t *testing.T) {
 // stderr and exits 2, before anything is read or written.
 func TestUsageErrors(t *testing.T) {
 	cases := [][]string{{"nonsense"}, {"shorten"}, {"block"}, {"unblock"}, {"recover"},
-		{"shorten", "a", "b"}, {"serve", "extra"}, {"inspect"}, {"stats"}, {"stats", "a", "b"}, {"version", "extra"}, {"blocked", "extra"}}
+		{"shorten", "a", "b"}, {"serve", "extra"}, {"inspect"}, {"stats"}, {"stats", "a", "b"}, {"version", "extra"}, {"blocked", "extra"}, {"status", "extra"}}
 	for _, name := range commands {
 		if name != "discover" { // exit 2 means "a person must act" there; its usage errors exit 1
 			cases = append(cases, []string{name, "--no-such-flag"})

@@ -60,6 +60,7 @@ commands:
   shorten URL           issue a short URL; prints it
   inspect TOKEN|URL     where a short URL goes and when it was stored (no click)
   stats TOKEN|URL       clicks per UTC day (default the last 30) and of all time
+  status                whether serve answers, and the clicks waiting for delivery or in the DLQ
   dlq                   list click facts waiting in the local click DLQ
   replay                republish the local click DLQ; prints how many were replayed
   recover --from-log F  republish the click facts logged whole in serve log F
@@ -103,6 +104,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = stats(ctx, args[1:], getenv, stdout)
 	case "consume":
 		err = consume(ctx, args[1:], getenv, stdout, stderr)
+	case "status":
+		err = status(ctx, args[1:], getenv, stdout)
 	case "dlq":
 		err = listDLQ(ctx, args[1:], getenv, stdout)
 	case "replay":

@@ -177,16 +177,40 @@ type Shorten struct {
 func LoadShorten(getenv func(string) string) (Shorten, error) {
 	r := newReader(getenv)
 	c := Shorten{
-		ManagementURL: r.httpURL("LINOONE_MANAGEMENT_URL", ""),
+		ManagementURL: r.managementURL(),
 		DataDir:       r.dataDir(),
 		Region:        r.region(),
 		Credentials:   r.credentials(),
 	}
-	if addr := r.addr("LINOONE_MANAGEMENT_ADDR", defaultManagementAddr); c.ManagementURL == "" {
-		c.ManagementURL = "http://" + addr
-	}
 	if err := r.err(); err != nil {
 		return Shorten{}, err
+	}
+	return c, nil
+}
+
+// managementURL is LINOONE_MANAGEMENT_URL, default http://<LINOONE_MANAGEMENT_ADDR>.
+func (r *reader) managementURL() string {
+	u, addr := r.httpURL("LINOONE_MANAGEMENT_URL", ""), r.addr("LINOONE_MANAGEMENT_ADDR", defaultManagementAddr)
+	if u == "" {
+		u = "http://" + addr
+	}
+	return u
+}
+
+// Status is the configuration of linoone status.
+type Status struct {
+	DataDir       string       // LINOONE_DATA_DIR, default ./.linoone
+	ResolverAddr  string       // LINOONE_RESOLVER_ADDR, default 127.0.0.1:8080
+	ManagementURL string       // LINOONE_MANAGEMENT_URL, default http://<LINOONE_MANAGEMENT_ADDR>
+	Persist       LocalPersist // LINOONE_PERSIST_*: local Persist is asked where serve starts it
+}
+
+// LoadStatus reads the configuration of linoone status.
+func LoadStatus(getenv func(string) string) (Status, error) {
+	r := newReader(getenv)
+	c := Status{DataDir: r.dataDir(), ResolverAddr: r.resolverAddr(), ManagementURL: r.managementURL(), Persist: r.localPersist()}
+	if err := r.err(); err != nil {
+		return Status{}, err
 	}
 	return c, nil
 }

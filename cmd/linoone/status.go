@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/linoone/linoone/internal/config"
+	"github.com/linoone/linoone/internal/localbus"
+)
+
+// statusProbeTimeout bounds each listener's answer to linoone status.
+const statusProbeTimeout = 2 * time.Second
+
+// statusReport is what linoone status prints, and with --json its document.
+type statusReport struct {
+	Resolver   listenerStatus  `json:"resolver"`
+	Management listenerStatus  `json:"management"`
+	Persist    *listenerStatus `json:"persist,omitempty"` // only where serve starts local Persist
+	Journal    journalStatus   `json:"journal"`
+	ClickDLQ   dlqStatus       `json:"click_dlq"`
+}
+
+// listenerStatus is one listener's GET /healthz: "ok", "degraded" (with what is) or
+// "down" (no answer, or not the health document: with the error).
+type listenerStatus struct {
+	part     string   // resolver, management or persist
+	URL      string   `json:"url"`
+	Status   string   `json:"status"`
+	Degraded []string `json:"degraded,omitempty"`
+	Error    string   `json:"error,omitempty"`
+	lag      *int64   // the resolver's bus_lag_bytes: present when serve's consumer is inline
+}
+
+type journalStatus struct {
+	WaitingBytes  int64      `json:"waiting_bytes"`
+	OldestWaiting *time.Time `json:"oldest_waiting,omitempty"`
+	// Consumer is "inline" (serve delivers the journal), "external" (linoone consume
+	// does) or "unknown" (the resolver did not say).
+	Consumer string `json:"consumer"`
+}
+
+type dlqStatus struct {
+	Waiting int `json:"waiting"`
+}
+
+// errNotAllUp is status's result when a listener is down or degraded: the report
+// says which.
+var errNotAllUp = errors.New("not every listener answers ok")
+
+// status reports whether serve's listeners answer, what waits in the local bus for
+// its consumer and what waits in the click DLQ. It reads the data dir and writes
+// nothing, so it runs beside serve and linoone consume.
+func status(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := newFlags("status")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	if _, err := parse(fs, args, 0, 0); err != nil {
+		return err
+	}
+	cfg, err := config.LoadStatus(getenv)
+	if err != nil {
+		return err
+	}
+	if err := servedDataDir(cfg.DataDir); err != nil {
+		return err
+	}
+	rep := statusReport{
+		Resolver:   listenerStatus{part: "resolver", URL: "http://" + cfg.ResolverAddr},
+		Management: listenerStatus{part: "management", URL: strings.TrimSuffix(cfg.ManagementURL, "/")},
+	}
+	probes := []*listenerStatus{&rep.Resolver, &rep.Management}
+	if cfg.Persist.Start {
+		rep.Persist = &listenerStatus{part: "persist", URL: "http://" + cfg.Persist.Addr}
+		probes = append(probes, rep.Persist)
+	}
+	backlog, err := localbus.ReadBacklog(filepath.Join(cfg.DataDir, busDir))
+	if err != nil {
+		return err
+	}
+	waiting, err := localbus.WaitingInDLQ(filepath.Join(cfg.DataDir, dlqDir))
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	for _, p := range probes {
+		wg.Go(func() { p.probe(ctx) })
+	}
+	wg.Wait()
+	rep.Journal = journalStatus{WaitingBytes: backlog.Bytes, Consumer: "unknown"}
+	if !backlog.Oldest.IsZero() {
+		rep.Journal.OldestWaiting = &backlog.Oldest
+	}
+	if rep.Resolver.Status != "down" {
+		rep.Journal.Consumer = "external"
+		if rep.Resolver.lag != nil {
+			rep.Journal.Consumer = "inline"
+		}
+	}
+	rep.ClickDLQ.Waiting = waiting
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(rep)
+	} else {
+		err = rep.write(stdout, time.Now())
+	}
+	if err != nil {
+		return err
+	}
+	var notUp []string
+	for _, p := range probes {
+		if p.Status != "ok" {
+			notUp = append(notUp, p.part+" "+p.Status)
+		}
+	}
+	if len(notUp) > 0 {
+		return fmt.Errorf("%w: %s", errNotAllUp, strings.Join(notUp, ", "))
+	}
+	return nil
+}
+
+// probe asks the listener for GET /healthz.
+func (l *listenerStatus) probe(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, statusProbeTimeout)
+	defer cancel()
+	l.Status = "down"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.URL+"/healthz", nil)
+	if err != nil {
+		l.Error = err.Error()
+		return
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // not the method and URL again
+		}
+		l.Error = err.Error()
+		return
+	}
+	defer res.Body.Close()
+	var h struct {
+		Status   string   `json:"status"`
+		Degraded []string `json:"degraded"`
+		Lag      *int64   `json:"bus_lag_bytes"`
+	}
+	err = json.NewDecoder(io.LimitReader(res.Body, 64<<10)).Decode(&h)
+	switch {
+	case res.StatusCode != http.StatusOK:
+		l.Error = "GET /healthz answered " + res.Status
+	case err != nil:
+		l.Error = "GET /healthz: " + err.Error()
+	case h.Status != "ok" && h.Status != "degraded":
+		l.Error = fmt.Sprintf("GET /healthz: status %q", h.Status)
+	default:
+		l.Status, l.Degraded, l.lag = h.Status, h.Degraded, h.Lag
+	}
+}
+
+// write prints the report as a table, one line a part; now dates the oldest click
+// waiting.
+func (r statusReport) write(w io.Writer, now time.Time) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	line := func(l *listenerStatus) {
+		state := l.Status
+		switch {
+		case l.Status == "degraded":
+			state += ": " + oneLine(strings.Join(l.Degraded, ", "), 200)
+		case l.Error != "":
+			state += ": " + oneLine(l.Error, 200)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", l.part, oneLine(l.URL, 100), state)
+	}
+	line(&r.Resolver)
+	line(&r.Management)
+	if r.Persist != nil {
+		line(r.Persist)
+	}
+	j := r.Journal
+	switch {
+	case j.WaitingBytes == 0:
+		fmt.Fprintf(tw, "journal\tevery click delivered into Persist\n")
+	case j.OldestWaiting != nil:
+		fmt.Fprintf(tw, "journal\t%s waiting for the consumer; the oldest click from %s (%s ago)\n",
+			byteSize(j.WaitingBytes), j.OldestWaiting.UTC().Format(time.RFC3339), now.Sub(*j.OldestWaiting).Round(time.Second))
+	default:
+		fmt.Fprintf(tw, "journal\t%s waiting for the consumer\n", byteSize(j.WaitingBytes))
+	}
+	if j.WaitingBytes > 0 && j.Consumer == "external" {
+		fmt.Fprintf(tw, "\tserve runs no consumer (LINOONE_CONSUMER=external): linoone consume delivers it\n")
+	}
+	if r.ClickDLQ.Waiting == 0 {
+		fmt.Fprintf(tw, "click DLQ\tno click fact waiting\n")
+	} else {
+		fmt.Fprintf(tw, "click DLQ\t%d click facts waiting: linoone dlq lists them, linoone replay republishes them\n", r.ClickDLQ.Waiting)
+	}
+	return tw.Flush()
+}
+
+// byteSize is n bytes for a person: "312 bytes", "48.2 MB".
+func byteSize(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 1000*1000:
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	case n < 1000*1000*1000:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	default:
+		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
+	}
+}

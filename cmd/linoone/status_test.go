@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/linoone/linoone/internal/testport"
+)
+
+// statusOutput is linoone status --json's document, as a script reads it.
+type statusOutput struct {
+	Resolver, Management listenerOutput
+	Persist              *listenerOutput
+	Journal              struct {
+		WaitingBytes  int64      `json:"waiting_bytes"`
+		OldestWaiting *time.Time `json:"oldest_waiting"`
+		Consumer      string
+	}
+	ClickDLQ struct{ Waiting int } `json:"click_dlq"`
+}
+
+type listenerOutput struct {
+	URL, Status, Error string
+	Degraded           []string
+}
+
+// TestStatusOfEachListener: status asks each listener for GET /healthz over HTTP and
+// says what it answered: ok, degraded and what is (the resolver's bus_lag_bytes also
+// tells that serve's consumer is inline), or down with why, for a refused connection
+// and for an answer that is not the health document; it exits 1 naming the
+// listeners that are not ok.
+func TestStatusOfEachListener(t *testing.T) {
+	health := func(body string) *httptest.Server {
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/healthz" {
+				http.NotFound(w, r)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(body))
+		}))
+		t.Cleanup(s.Close)
+		return s
+	}
+	resolver := health(`{"status":"degraded","degraded":["click-delivery"],"bus_lag_bytes":1234}`)
+	management := health(`<html>a proxy's page</html>`)
+	persistAddr := testport.Free(t) // nothing listens there
+	dataDir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dataDir, busDir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{
+		"LINOONE_DATA_DIR":       dataDir,
+		"LINOONE_RESOLVER_ADDR":  strings.TrimPrefix(resolver.URL, "http://"),
+		"LINOONE_MANAGEMENT_URL": management.URL,
+		"LINOONE_PERSIST_ADDR":   persistAddr,
+	}
+	runStatus := func(args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), append([]string{"status"}, args...), func(k string) string { return env[k] }, &stdout, &stderr)
+		return code, stdout.String(), stderr.String()
+	}
+
+	code, out, errOut := runStatus("--json")
+	if code != 1 || !strings.Contains(errOut, "resolver degraded, management down, persist down") {
+		t.Errorf("exit %d, stderr %q; want 1 naming the listeners that are not ok", code, errOut)
+	}
+	var rep statusOutput
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, out)
+	}
+	if rep.Resolver.Status != "degraded" || len(rep.Resolver.Degraded) != 1 || rep.Resolver.Degraded[0] != "click-delivery" || rep.Resolver.URL != resolver.URL {
+		t.Errorf("resolver: %+v", rep.Resolver)
+	}
+	if rep.Management.Status != "down" || !strings.Contains(rep.Management.Error, "GET /healthz") {
+		t.Errorf("management answering a page that is no health document: %+v", rep.Management)
+	}
+	if rep.Persist == nil || rep.Persist.Status != "down" || !strings.Contains(rep.Persist.Error, "refused") {
+		t.Errorf("persist on a closed port: %+v", rep.Persist)
+	}
+	if rep.Journal.Consumer != "inline" || rep.Journal.WaitingBytes != 0 || rep.Journal.OldestWaiting != nil || rep.ClickDLQ.Waiting != 0 {
+		t.Errorf("journal %+v, click DLQ %+v", rep.Journal, rep.ClickDLQ)
+	}
+
+	code, out, _ = runStatus()
+	for _, want := range []string{"degraded: click-delivery", "management  " + management.URL + "  down: GET /healthz", "refused", "every click delivered", "no click fact waiting"} {
+		if code != 1 || !strings.Contains(out, want) {
+			t.Errorf("status (exit %d) does not say %q:\n%s", code, want, out)
+		}
+	}
+
+	// A Persist of its own (LINOONE_PERSIST_URL): serve starts none, status asks none.
+	env["LINOONE_PERSIST_URL"] = "http://" + persistAddr
+	if _, out, _ := runStatus("--json"); strings.Contains(out, `"persist"`) {
+		t.Errorf("status asked a Persist serve does not start:\n%s", out)
+	}
+}
