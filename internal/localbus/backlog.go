@@ -15,11 +15,13 @@ import (
 // Backlog is what waits in a bus's journal for its consumer.
 type Backlog struct {
 	// Bytes is the journal not delivered yet: past the offset the consumer last
-	// saved, or all of it where no consumer has saved one (an event is about 1.3 KB).
+	// saved, or all of it where no consumer has saved one (a click's event takes
+	// 1-2 KB).
 	Bytes int64
 	// Oldest is when the oldest event waiting was published, to the second: the time
-	// of its redirect. It is zero when nothing waits, and when that event cannot be
-	// read whole (damage, which the consumer steps over and logs).
+	// of its redirect, or of its replay from the DLQ. It is zero when nothing waits,
+	// and when that event cannot be read whole (damage, which the consumer steps
+	// over and logs).
 	Oldest time.Time
 }
 
