@@ -105,13 +105,7 @@ func TestReadBacklog(t *testing.T) {
 		}},
 		{"offset past the newest segment", func(t *testing.T, dir string) (int64, time.Time) {
 			size := journalSegments(t, dir, facts(t, 6), 3) // version 1: frames from 0
-			stale, err := json.Marshal(offsetState{Segment: 9, Position: 4096})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, consumerOffset), stale, 0o600); err != nil {
-				t.Fatal(err)
-			}
+			saveOffsetPastTheNewestSegment(t, dir)
 			return size, eventTimes(t, dir)[0] // the consumer reads it again from the oldest segment
 		}},
 	}

@@ -1134,13 +1134,7 @@ func TestOffsetPastTheNewestSegmentDeletesNothing(t *testing.T) {
 	dir := t.TempDir()
 	fs := facts(t, 6)
 	journalSegments(t, dir, fs, 3) // segments 1 and 2
-	stale, err := json.Marshal(offsetState{Segment: 9, Position: 4096})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, consumerOffset), stale, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	saveOffsetPastTheNewestSegment(t, dir)
 	if n := len(drainFresh(t, dir).edges()); n != len(fs) {
 		t.Errorf("delivered %d of %d events", n, len(fs))
 	}
@@ -1175,13 +1169,7 @@ func TestLagCountsFromTheSavedOffset(t *testing.T) {
 		}},
 		{"offset past the newest segment", func(t *testing.T, dir string) int64 {
 			size := journalSegments(t, dir, facts(t, 6), 3) // version 1: frames from 0
-			stale, err := json.Marshal(offsetState{Segment: 9, Position: 4096})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, consumerOffset), stale, 0o600); err != nil {
-				t.Fatal(err)
-			}
+			saveOffsetPastTheNewestSegment(t, dir)
 			return size // read again from the oldest segment
 		}},
 	}

@@ -278,6 +278,20 @@ func readOffset(t testing.TB, dir string) offsetState {
 	return st
 }
 
+// saveOffsetPastTheNewestSegment saves in dir a consumer offset in segment 9, past
+// the newest segment of a journal made for a test: an offset saved for another
+// journal.
+func saveOffsetPastTheNewestSegment(t testing.TB, dir string) {
+	t.Helper()
+	stale, err := json.Marshal(offsetState{Segment: 9, Position: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, consumerOffset), stale, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func segmentFiles(t testing.TB, dir string) []uint64 {
 	t.Helper()
 	segs, err := listSegments(filepath.Join(dir, journalDir))
