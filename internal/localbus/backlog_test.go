@@ -164,8 +164,8 @@ func TestReadBacklogWhileTheConsumerDelivers(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- c.Drain(ctx) }()
 	var failure string
-	reads := 0
-	for drained := false; !drained && failure == ""; reads++ {
+	reads, drained := 0, false
+	for ; !drained && failure == ""; reads++ {
 		select {
 		case err := <-done:
 			if err != nil {
@@ -185,8 +185,10 @@ func TestReadBacklogWhileTheConsumerDelivers(t *testing.T) {
 		}
 	}
 	if failure != "" {
-		cancel() // the drain ends before the test does, and its cleanup closes c
-		<-done
+		if !drained {
+			cancel() // the drain ends before the test does, and its cleanup closes c
+			<-done
+		}
 		t.Fatal(failure)
 	}
 	cancel()
