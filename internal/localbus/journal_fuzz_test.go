@@ -13,7 +13,9 @@ import (
 // FuzzJournalSegment gives the consumer and the writer a journal segment of any
 // bytes, as a crash or a damaged disk might leave it: the consumer delivers what is
 // there without panicking or hanging, the next writer opens the journal and finds
-// where to write, and what it writes afterwards is delivered once. The writer is
+// where to write, and what it writes afterwards is delivered once. The backlog read
+// from the data dir (linoone status) agrees with the consumer before, and is empty
+// after. The writer is
 // driven without its goroutine, so that a run's coverage depends on its input alone.
 func FuzzJournalSegment(f *testing.F) {
 	dir := f.TempDir()
@@ -52,12 +54,20 @@ func FuzzJournalSegment(f *testing.F) {
 		c := newConsumer(t, dir, ing, ConsumerOptions{Logger: quiet, Pipeline: 1})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
+		backlog, berr := ReadBacklog(dir)
 		if _, newer := newerFormat(seg); newer {
 			// A later program's segment is left alone (TestNewerSegmentFormatIsLeftAlone).
 			if err := c.Drain(ctx); !errors.Is(err, errNewerSegment) {
 				t.Fatalf("drain of a newer format's segment: %v, want errNewerSegment", err)
 			}
+			if !errors.Is(berr, errNewerSegment) {
+				t.Fatalf("backlog of a newer format's segment: %+v, %v; want errNewerSegment", backlog, berr)
+			}
 			return
+		}
+		// linoone status reads what the consumer would count, without its lock.
+		if lag, err := c.Lag(); (berr == nil) != (err == nil) || backlog.Bytes != lag {
+			t.Fatalf("backlog %+v, %v; the consumer's lag %d, %v", backlog, berr, lag, err)
 		}
 		if err := c.Drain(ctx); err != nil {
 			t.Fatalf("drain of the segment as found: %v", err)
@@ -77,6 +87,9 @@ func FuzzJournalSegment(f *testing.F) {
 		}
 		if n := ing.edges()[factEdgeID(t, late)]; n != 1 {
 			t.Fatalf("the fact written after opening was delivered %d times, want 1", n)
+		}
+		if b, err := ReadBacklog(dir); err != nil || b.Bytes != 0 || !b.Oldest.IsZero() {
+			t.Fatalf("backlog once everything was delivered: %+v, %v; want none", b, err)
 		}
 	})
 }
