@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/linoone/linoone/internal/flock"
 )
 
 // Backlog is what waits in a bus's journal for its consumer.
@@ -66,6 +68,13 @@ func ReadBacklog(dir string) (Backlog, error) {
 		}
 		return b, nil
 	}
+}
+
+// ConsumerHolder reports which process runs the consumer of the bus in dir, from the
+// lock it holds (flock.Holder): 0 when none does; known is false where the system
+// does not list locks.
+func ConsumerHolder(dir string) (pid int, known bool, err error) {
+	return flock.Holder(filepath.Join(dir, consumerLock))
 }
 
 // waiting is the journal past a consumer position.
