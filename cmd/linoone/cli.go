@@ -158,12 +158,13 @@ example:
 `,
 	"status": `usage: linoone status [--json]
 
-Says whether serve's resolver, management API and local Persist answer GET /healthz
-(ok, degraded and what is, or down), how much of the local bus's journal waits for
-its consumer and since when (the time of the oldest click not yet delivered), and how
-many click facts wait in the click DLQ. It reads LINOONE_DATA_DIR and writes nothing,
-so it runs beside serve and linoone consume. Exit 1 when a listener is down or
-degraded.
+Says whether a serve runs on LINOONE_DATA_DIR and which process delivers its journal
+(serve itself or a linoone consume; Linux lists the locks that tell), whether serve's
+resolver, management API and local Persist answer GET /healthz (ok, degraded and
+what is, or down), how much of the journal waits for its consumer and since when
+(the time of the oldest click not yet delivered), and how many click facts wait in
+the click DLQ. It takes no lock and writes nothing, so it runs beside serve and
+linoone consume. Exit 1 when a listener is down or degraded.
 
 example:
   linoone status

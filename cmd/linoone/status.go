@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/linoone/linoone/internal/config"
+	"github.com/linoone/linoone/internal/flock"
 	"github.com/linoone/linoone/internal/localbus"
 )
 
@@ -23,6 +24,7 @@ const statusProbeTimeout = 2 * time.Second
 
 // statusReport is what linoone status prints, and with --json its document.
 type statusReport struct {
+	Serve      serveStatus     `json:"serve"`
 	Resolver   listenerStatus  `json:"resolver"`
 	Management listenerStatus  `json:"management"`
 	Persist    *listenerStatus `json:"persist,omitempty"` // only where serve starts local Persist
@@ -41,12 +43,24 @@ type listenerStatus struct {
 	lag      *int64   // the resolver's bus_lag_bytes: present when serve's consumer is inline
 }
 
+// serveStatus is whether a serve holds the data dir, from the lock it takes there:
+// "running" (with its pid), "stopped", or "unknown" where the system does not list
+// the locks held (only Linux does).
+type serveStatus struct {
+	DataDir string `json:"data_dir"`
+	State   string `json:"state"`
+	PID     int    `json:"pid,omitempty"`
+}
+
 type journalStatus struct {
 	WaitingBytes  int64      `json:"waiting_bytes"`
 	OldestWaiting *time.Time `json:"oldest_waiting,omitempty"`
-	// Consumer is "inline" (serve delivers the journal), "external" (linoone consume
-	// does) or "unknown" (the resolver did not say).
-	Consumer string `json:"consumer"`
+	// Consumer is who delivers the journal: "inline" (serve), "external" (linoone
+	// consume, ConsumerPID), "none" or "unknown". It comes from the consumer's lock
+	// where the system lists locks, else from the resolver's /healthz, whose
+	// bus_lag_bytes only an inline consumer gives.
+	Consumer    string `json:"consumer"`
+	ConsumerPID int    `json:"consumer_pid,omitempty"`
 }
 
 type dlqStatus struct {
@@ -82,6 +96,18 @@ func status(ctx context.Context, args []string, getenv func(string) string, stdo
 		rep.Persist = &listenerStatus{part: "persist", URL: "http://" + cfg.Persist.Addr}
 		probes = append(probes, rep.Persist)
 	}
+	rep.Serve.DataDir = cfg.DataDir
+	if abs, err := filepath.Abs(cfg.DataDir); err == nil {
+		rep.Serve.DataDir = abs
+	}
+	servePID, locksKnown, err := flock.Holder(filepath.Join(cfg.DataDir, serveLock))
+	if err != nil {
+		return err
+	}
+	consumerPID, _, err := localbus.ConsumerHolder(filepath.Join(cfg.DataDir, busDir))
+	if err != nil {
+		return err
+	}
 	backlog, err := localbus.ReadBacklog(filepath.Join(cfg.DataDir, busDir))
 	if err != nil {
 		return err
@@ -99,11 +125,28 @@ func status(ctx context.Context, args []string, getenv func(string) string, stdo
 	if !backlog.Oldest.IsZero() {
 		rep.Journal.OldestWaiting = &backlog.Oldest
 	}
-	if rep.Resolver.Status != "down" {
+	switch {
+	case locksKnown:
+		rep.Serve.State, rep.Serve.PID = "stopped", servePID
+		if servePID != 0 {
+			rep.Serve.State = "running"
+		}
+		switch consumerPID {
+		case 0:
+			rep.Journal.Consumer = "none"
+		case servePID:
+			rep.Journal.Consumer = "inline"
+		default:
+			rep.Journal.Consumer, rep.Journal.ConsumerPID = "external", consumerPID
+		}
+	case rep.Resolver.Status != "down":
+		rep.Serve.State = "unknown"
 		rep.Journal.Consumer = "external"
 		if rep.Resolver.lag != nil {
 			rep.Journal.Consumer = "inline"
 		}
+	default:
+		rep.Serve.State = "unknown"
 	}
 	rep.ClickDLQ.Waiting = waiting
 	if *asJSON {
@@ -123,7 +166,11 @@ func status(ctx context.Context, args []string, getenv func(string) string, stdo
 		}
 	}
 	if len(notUp) > 0 {
-		return fmt.Errorf("%w: %s", errNotAllUp, strings.Join(notUp, ", "))
+		err = fmt.Errorf("%w: %s", errNotAllUp, strings.Join(notUp, ", "))
+		if rep.Serve.PID != 0 {
+			err = fmt.Errorf("%w (serve, pid %d, holds the data dir: were LINOONE_RESOLVER_ADDR, LINOONE_MANAGEMENT_ADDR and LINOONE_PERSIST_ADDR the same when it started?)", err, rep.Serve.PID)
+		}
+		return err
 	}
 	return nil
 }
@@ -170,6 +217,14 @@ func (l *listenerStatus) probe(ctx context.Context) {
 // waiting.
 func (r statusReport) write(w io.Writer, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	switch r.Serve.State {
+	case "running":
+		fmt.Fprintf(tw, "serve\tpid %d, on %s\n", r.Serve.PID, oneLine(r.Serve.DataDir, 200))
+	case "stopped":
+		fmt.Fprintf(tw, "serve\tnot running on %s\n", oneLine(r.Serve.DataDir, 200))
+	default:
+		fmt.Fprintf(tw, "serve\ton %s\n", oneLine(r.Serve.DataDir, 200))
+	}
 	line := func(l *listenerStatus) {
 		state := l.Status
 		switch {
@@ -195,7 +250,13 @@ func (r statusReport) write(w io.Writer, now time.Time) error {
 	default:
 		fmt.Fprintf(tw, "journal\t%s waiting for the consumer\n", byteSize(j.WaitingBytes))
 	}
-	if j.WaitingBytes > 0 && j.Consumer == "external" {
+	switch {
+	case j.Consumer == "external" && j.ConsumerPID != 0:
+		fmt.Fprintf(tw, "\tlinoone consume (pid %d) delivers it\n", j.ConsumerPID)
+	case j.WaitingBytes == 0:
+	case j.Consumer == "none":
+		fmt.Fprintf(tw, "\tno consumer is running: serve delivers it (LINOONE_CONSUMER=inline), or linoone consume does\n")
+	case j.Consumer == "external":
 		fmt.Fprintf(tw, "\tserve runs no consumer (LINOONE_CONSUMER=external): linoone consume delivers it\n")
 	}
 	if r.ClickDLQ.Waiting == 0 {

@@ -4,25 +4,34 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/linoone/linoone/internal/flock"
 	"github.com/linoone/linoone/internal/testport"
 )
 
 // statusOutput is linoone status --json's document, as a script reads it.
 type statusOutput struct {
+	Serve struct {
+		DataDir string `json:"data_dir"`
+		State   string
+		PID     int
+	}
 	Resolver, Management listenerOutput
 	Persist              *listenerOutput
 	Journal              struct {
 		WaitingBytes  int64      `json:"waiting_bytes"`
 		OldestWaiting *time.Time `json:"oldest_waiting"`
 		Consumer      string
+		ConsumerPID   int `json:"consumer_pid"`
 	}
 	ClickDLQ struct{ Waiting int } `json:"click_dlq"`
 }
@@ -33,10 +42,11 @@ type listenerOutput struct {
 }
 
 // TestStatusOfEachListener: status asks each listener for GET /healthz over HTTP and
-// says what it answered: ok, degraded and what is (the resolver's bus_lag_bytes also
-// tells that serve's consumer is inline), or down with why, for a refused connection
-// and for an answer that is not the health document; it exits 1 naming the
-// listeners that are not ok.
+// says what it answered: ok, degraded and what is, or down with why, for a refused
+// connection and for an answer that is not the health document; it exits 1 naming
+// the listeners that are not ok. The data dir's locks, which this process holds as a
+// serve with its consumer inline does, say who runs (on Linux; elsewhere the
+// resolver's bus_lag_bytes tells an inline consumer).
 func TestStatusOfEachListener(t *testing.T) {
 	health := func(body string) *httptest.Server {
 		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -57,6 +67,17 @@ func TestStatusOfEachListener(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dataDir, busDir), 0o700); err != nil {
 		t.Fatal(err)
 	}
+	// This process holds the data dir's two locks, as a serve with its consumer inline.
+	for _, name := range []string{serveLock, filepath.Join(busDir, "consumer.lock")} {
+		l, err := flock.Open(filepath.Join(dataDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		if err := l.Lock(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	env := map[string]string{
 		"LINOONE_DATA_DIR":       dataDir,
 		"LINOONE_RESOLVER_ADDR":  strings.TrimPrefix(resolver.URL, "http://"),
@@ -73,6 +94,9 @@ func TestStatusOfEachListener(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "resolver degraded, management down, persist down") {
 		t.Errorf("exit %d, stderr %q; want 1 naming the listeners that are not ok", code, errOut)
 	}
+	if runtime.GOOS == "linux" && !strings.Contains(errOut, fmt.Sprintf("serve, pid %d, holds the data dir", os.Getpid())) {
+		t.Errorf("stderr %q does not say that a serve holds the data dir", errOut)
+	}
 	var rep statusOutput
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("status --json: %v\n%s", err, out)
@@ -88,6 +112,13 @@ func TestStatusOfEachListener(t *testing.T) {
 	}
 	if rep.Journal.Consumer != "inline" || rep.Journal.WaitingBytes != 0 || rep.Journal.OldestWaiting != nil || rep.ClickDLQ.Waiting != 0 {
 		t.Errorf("journal %+v, click DLQ %+v", rep.Journal, rep.ClickDLQ)
+	}
+	wantServe := "unknown" // where no locks are listed: from the resolver's bus_lag_bytes
+	if runtime.GOOS == "linux" {
+		wantServe = "running"
+	}
+	if rep.Serve.State != wantServe || rep.Serve.DataDir != dataDir || (wantServe == "running" && rep.Serve.PID != os.Getpid()) {
+		t.Errorf("serve %+v, want %s in %s", rep.Serve, wantServe, dataDir)
 	}
 
 	code, out, _ = runStatus()
