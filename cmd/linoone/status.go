@@ -96,23 +96,7 @@ func status(ctx context.Context, args []string, getenv func(string) string, stdo
 		rep.Persist = &listenerStatus{part: "persist", URL: "http://" + cfg.Persist.Addr}
 		probes = append(probes, rep.Persist)
 	}
-	rep.Serve.DataDir = cfg.DataDir
-	if abs, err := filepath.Abs(cfg.DataDir); err == nil {
-		rep.Serve.DataDir = abs
-	}
-	servePID, locksKnown, err := flock.Holder(filepath.Join(cfg.DataDir, serveLock))
-	if err != nil {
-		return err
-	}
-	consumerPID, _, err := localbus.ConsumerHolder(filepath.Join(cfg.DataDir, busDir))
-	if err != nil {
-		return err
-	}
-	backlog, err := localbus.ReadBacklog(filepath.Join(cfg.DataDir, busDir))
-	if err != nil {
-		return err
-	}
-	waiting, err := localbus.WaitingInDLQ(filepath.Join(cfg.DataDir, dlqDir))
+	holders, err := rep.readDataDir(cfg.DataDir)
 	if err != nil {
 		return err
 	}
@@ -121,34 +105,7 @@ func status(ctx context.Context, args []string, getenv func(string) string, stdo
 		wg.Go(func() { p.probe(ctx) })
 	}
 	wg.Wait()
-	rep.Journal = journalStatus{WaitingBytes: backlog.Bytes, Consumer: "unknown"}
-	if !backlog.Oldest.IsZero() {
-		rep.Journal.OldestWaiting = &backlog.Oldest
-	}
-	switch {
-	case locksKnown:
-		rep.Serve.State, rep.Serve.PID = "stopped", servePID
-		if servePID != 0 {
-			rep.Serve.State = "running"
-		}
-		switch consumerPID {
-		case 0:
-			rep.Journal.Consumer = "none"
-		case servePID:
-			rep.Journal.Consumer = "inline"
-		default:
-			rep.Journal.Consumer, rep.Journal.ConsumerPID = "external", consumerPID
-		}
-	case rep.Resolver.Status != "down":
-		rep.Serve.State = "unknown"
-		rep.Journal.Consumer = "external"
-		if rep.Resolver.lag != nil {
-			rep.Journal.Consumer = "inline"
-		}
-	default:
-		rep.Serve.State = "unknown"
-	}
-	rep.ClickDLQ.Waiting = waiting
+	rep.whoRuns(holders)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -173,6 +130,68 @@ func status(ctx context.Context, args []string, getenv func(string) string, stdo
 		return err
 	}
 	return nil
+}
+
+// lockHolders are the processes holding the data dir's locks: serve's, and its bus
+// consumer's; known is false where the system does not list locks.
+type lockHolders struct {
+	serve, consumer int
+	known           bool
+}
+
+// readDataDir fills in what the data dir tells (the journal waiting, the click DLQ)
+// and returns who holds its locks.
+func (r *statusReport) readDataDir(dataDir string) (lockHolders, error) {
+	r.Serve.DataDir = dataDir
+	if abs, err := filepath.Abs(dataDir); err == nil {
+		r.Serve.DataDir = abs
+	}
+	var h lockHolders
+	var err error
+	if h.serve, h.known, err = flock.Holder(filepath.Join(dataDir, serveLock)); err != nil {
+		return lockHolders{}, err
+	}
+	if h.consumer, _, err = localbus.ConsumerHolder(filepath.Join(dataDir, busDir)); err != nil {
+		return lockHolders{}, err
+	}
+	backlog, err := localbus.ReadBacklog(filepath.Join(dataDir, busDir))
+	if err != nil {
+		return lockHolders{}, err
+	}
+	r.Journal.WaitingBytes = backlog.Bytes
+	if !backlog.Oldest.IsZero() {
+		r.Journal.OldestWaiting = &backlog.Oldest
+	}
+	if r.ClickDLQ.Waiting, err = localbus.WaitingInDLQ(filepath.Join(dataDir, dlqDir)); err != nil {
+		return lockHolders{}, err
+	}
+	return h, nil
+}
+
+// whoRuns says whether serve runs and who delivers the journal: from the locks'
+// holders where they are known, else from what the resolver answered.
+func (r *statusReport) whoRuns(h lockHolders) {
+	r.Serve.State, r.Journal.Consumer = "unknown", "unknown"
+	switch {
+	case h.known:
+		r.Serve.State, r.Serve.PID = "stopped", h.serve
+		if h.serve != 0 {
+			r.Serve.State = "running"
+		}
+		switch h.consumer {
+		case 0:
+			r.Journal.Consumer = "none"
+		case h.serve:
+			r.Journal.Consumer = "inline"
+		default:
+			r.Journal.Consumer, r.Journal.ConsumerPID = "external", h.consumer
+		}
+	case r.Resolver.Status != "down":
+		r.Journal.Consumer = "external"
+		if r.Resolver.lag != nil {
+			r.Journal.Consumer = "inline"
+		}
+	}
 }
 
 // probe asks the listener for GET /healthz.
