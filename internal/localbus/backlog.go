@@ -46,7 +46,7 @@ func ReadBacklog(dir string) (Backlog, error) {
 			return Backlog{}, fmt.Errorf("bus backlog: %w", err)
 		}
 		seg, pos := st.Segment, st.Position
-		if len(segs) > 0 && seg > segs[len(segs)-1] {
+		if offsetPastNewest(segs, seg) {
 			seg, pos = segs[0], 0
 		}
 		w, err := waitingFrom(journal, segs, seg, pos, tab)

@@ -356,9 +356,7 @@ func (c *Consumer) open(dir string) error {
 	if err != nil {
 		return err
 	}
-	if len(segs) > 0 && c.seg > segs[len(segs)-1] {
-		// Not a journal this offset was saved for (it was removed or replaced, and
-		// numbering began again): its segments are unread, not consumed.
+	if offsetPastNewest(segs, c.seg) {
 		c.log.Error("consumer offset is past the newest journal segment; reading from the oldest",
 			"segment", segmentName(c.seg), "offset", c.pos, "newest", segmentName(segs[len(segs)-1]))
 		c.seg, c.pos, c.offSeg = segs[0], 0, segs[0]
@@ -370,6 +368,14 @@ func (c *Consumer) open(dir string) error {
 		}
 	}
 	return nil
+}
+
+// offsetPastNewest reports whether an offset in segment seg lies past the newest of
+// segs, the journal's segments: it is not the journal the offset was saved for (that
+// was removed or replaced, and numbering began again), whose segments are unread, not
+// consumed. The consumer then reads from the oldest segment.
+func offsetPastNewest(segs []uint64, seg uint64) bool {
+	return len(segs) > 0 && seg > segs[len(segs)-1]
 }
 
 // Close releases the consumer's files and lock. Run or Drain must have returned.
@@ -651,7 +657,7 @@ func (c *Consumer) newBatch() *delivery {
 }
 
 // Lag is the number of journal bytes not delivered yet, as of the consumer's last
-// committed batch (an event is about 1.3 KB). It may be called while Run runs.
+// committed batch (a click's event takes 1-2 KB). It may be called while Run runs.
 func (c *Consumer) Lag() (int64, error) {
 	segs, err := listSegments(c.journal)
 	if err != nil {

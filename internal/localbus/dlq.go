@@ -350,7 +350,7 @@ func (q *DLQ) freeName(dir, name, own string) (string, error) {
 // nothing and removes nothing, so it may run beside serve. A DLQ never created holds
 // none.
 func WaitingInDLQ(dir string) (int, error) {
-	names, err := (&DLQ{dir: dir}).names()
+	names, err := messageNames(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil
 	}
@@ -358,8 +358,11 @@ func WaitingInDLQ(dir string) (int, error) {
 }
 
 // names returns the message files, sorted: by failed_at, since names start with it.
-func (q *DLQ) names() ([]string, error) {
-	entries, err := os.ReadDir(q.dir)
+func (q *DLQ) names() ([]string, error) { return messageNames(q.dir) }
+
+// messageNames returns the message files of the DLQ in dir, sorted.
+func messageNames(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("read dlq dir: %w", err)
 	}
