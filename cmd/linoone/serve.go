@@ -435,6 +435,11 @@ func (s *stack) run(ctx context.Context, cfg config.Serve, emf metrics.Group) er
 	// rest whole, before the bus closes.
 	workers.Go(func() { s.recorder.Run(bg) })
 
+	if pid, err := s.recordListening(cfg.DataDir); err != nil {
+		s.log.Warn("listeners' addresses not recorded: linoone status asks where LINOONE_*_ADDR say", "err", err)
+	} else {
+		defer removeListening(cfg.DataDir, pid)
+	}
 	s.log.Info("linoone serving",
 		"resolver", "http://"+s.resolverLn.Addr().String(),
 		"management", "http://"+s.managementLn.Addr().String(),
@@ -479,6 +484,16 @@ func (s *stack) run(ctx context.Context, cfg config.Serve, emf metrics.Group) er
 	s.stopPersist(force)
 	servers.Wait()
 	return errors.Join(runErr, undelivered)
+}
+
+// recordListening records in the data dir where this serve listens, for linoone
+// status, and returns the pid it recorded.
+func (s *stack) recordListening(dataDir string) (int, error) {
+	l := listening{PID: os.Getpid(), Resolver: dialable(s.resolverLn.Addr()), Management: dialable(s.managementLn.Addr())}
+	if s.pLn != nil {
+		l.Persist = dialable(s.pLn.Addr())
+	}
+	return l.PID, recordListening(dataDir, l)
 }
 
 // The bounds of serve's shutdown steps. A second stop signal ends each at once.
