@@ -163,8 +163,10 @@ Says whether a serve runs on LINOONE_DATA_DIR and which process delivers its jou
 resolver, management API and local Persist answer GET /healthz (ok, degraded and
 what is, or down), how much of the journal waits for its consumer and since when
 (the time of the oldest click not yet delivered), and how many click facts wait in
-the click DLQ. It takes no lock and writes nothing, so it runs beside serve and
-linoone consume. Exit 1 when a listener is down or degraded.
+the click DLQ. It asks the listeners where the running serve recorded them in the
+data dir, else where LINOONE_RESOLVER_ADDR, LINOONE_MANAGEMENT_ADDR (or _URL) and
+LINOONE_PERSIST_ADDR say. It takes no lock and writes nothing, so it runs beside
+serve and linoone consume. Exit 1 when a listener is down or degraded.
 
 example:
   linoone status

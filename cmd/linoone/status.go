@@ -50,6 +50,11 @@ type serveStatus struct {
 	DataDir string `json:"data_dir"`
 	State   string `json:"state"`
 	PID     int    `json:"pid,omitempty"`
+	// Addresses says where the listeners' addresses came from: "recorded" by the
+	// running serve in the data dir, or the "environment" (LINOONE_RESOLVER_ADDR,
+	// LINOONE_MANAGEMENT_ADDR or _URL, LINOONE_PERSIST_ADDR): where no serve runs,
+	// where the system lists no locks, or where serve recorded none.
+	Addresses string `json:"addresses"`
 }
 
 type journalStatus struct {
@@ -87,19 +92,12 @@ func status(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err := servedDataDir(cfg.DataDir); err != nil {
 		return err
 	}
-	rep := statusReport{
-		Resolver:   listenerStatus{part: "resolver", URL: "http://" + cfg.ResolverAddr},
-		Management: listenerStatus{part: "management", URL: strings.TrimSuffix(cfg.ManagementURL, "/")},
-	}
-	probes := []*listenerStatus{&rep.Resolver, &rep.Management}
-	if cfg.Persist.Start {
-		rep.Persist = &listenerStatus{part: "persist", URL: "http://" + cfg.Persist.Addr}
-		probes = append(probes, rep.Persist)
-	}
+	var rep statusReport
 	holders, err := rep.readDataDir(cfg.DataDir)
 	if err != nil {
 		return err
 	}
+	probes := rep.listeners(cfg, holders)
 	var wg sync.WaitGroup
 	for _, p := range probes {
 		wg.Go(func() { p.probe(ctx) })
@@ -124,12 +122,42 @@ func status(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	if len(notUp) > 0 {
 		err = fmt.Errorf("%w: %s", errNotAllUp, strings.Join(notUp, ", "))
-		if rep.Serve.PID != 0 {
+		if rep.Serve.PID != 0 && rep.Serve.Addresses == addressesFromEnv {
 			err = fmt.Errorf("%w (serve, pid %d, holds the data dir: were LINOONE_RESOLVER_ADDR, LINOONE_MANAGEMENT_ADDR and LINOONE_PERSIST_ADDR the same when it started?)", err, rep.Serve.PID)
 		}
 		return err
 	}
 	return nil
+}
+
+// Where status found the listeners' addresses (serveStatus.Addresses).
+const (
+	addressesRecorded = "recorded" // by the serve holding the data dir (listeningFile)
+	addressesFromEnv  = "environment"
+)
+
+// listeners sets the listeners to ask and returns them: where the serve holding the
+// data dir recorded them, or else where this environment says.
+func (r *statusReport) listeners(cfg config.Status, h lockHolders) []*listenerStatus {
+	r.Serve.Addresses = addressesFromEnv
+	r.Resolver = listenerStatus{part: "resolver", URL: "http://" + cfg.ResolverAddr}
+	r.Management = listenerStatus{part: "management", URL: strings.TrimSuffix(cfg.ManagementURL, "/")}
+	persistAddr := ""
+	if cfg.Persist.Start {
+		persistAddr = cfg.Persist.Addr
+	}
+	// A record left by a serve that was killed names a pid that holds no lock; a
+	// record that cannot be read is as good as none.
+	if l, ok, err := readListening(cfg.DataDir); err == nil && ok && h.known && l.PID == h.serve {
+		r.Serve.Addresses = addressesRecorded
+		r.Resolver.URL, r.Management.URL, persistAddr = "http://"+l.Resolver, "http://"+l.Management, l.Persist
+	}
+	probes := []*listenerStatus{&r.Resolver, &r.Management}
+	if persistAddr != "" {
+		r.Persist = &listenerStatus{part: "persist", URL: "http://" + persistAddr}
+		probes = append(probes, r.Persist)
+	}
+	return probes
 }
 
 // lockHolders are the processes holding the data dir's locks: serve's, and its bus

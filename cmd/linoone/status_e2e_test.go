@@ -5,10 +5,13 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/linoone/linoone/internal/testport"
 )
 
 // TestStatus runs linoone status beside a real serve: with the consumer external, the
@@ -59,6 +62,19 @@ func TestStatus(t *testing.T) {
 		j.OldestWaiting.Before(first) || j.OldestWaiting.After(time.Now()) {
 		t.Errorf("journal after %d clicks with the consumer external, the first at %v: %+v (oldest %v)", clicks, first, j, j.OldestWaiting)
 	}
+	// A shell whose LINOONE_*_ADDR are not serve's finds serve where it recorded its
+	// listeners (where the system lists locks, which tell the record is serve's).
+	if linux {
+		other := exec.Command(binary, "status", "--json")
+		other.Env = append(append([]string{}, in.env...), "LINOONE_RESOLVER_ADDR="+testport.Free(t),
+			"LINOONE_MANAGEMENT_ADDR="+testport.Free(t), "LINOONE_PERSIST_ADDR="+testport.Free(t))
+		out, err := other.Output()
+		var rep statusOutput
+		if jerr := json.Unmarshal(out, &rep); err != nil || jerr != nil || rep.Serve.Addresses != "recorded" ||
+			rep.Resolver.URL != "http://"+in.resolver || rep.Management.URL != "http://"+in.management || rep.Persist == nil || rep.Persist.URL != "http://"+in.persist {
+			t.Errorf("status in another environment (%v, %v): %s", err, jerr, out)
+		}
+	}
 	if out, _, _ := in.cli("status"); !strings.Contains(out, "waiting for the consumer; the oldest click from") ||
 		!strings.Contains(out, "linoone consume") {
 		t.Errorf("status does not say what waits and who delivers it:\n%s", out)
@@ -103,6 +119,9 @@ func TestStatus(t *testing.T) {
 	}
 
 	in.stop()
+	if _, err := os.Stat(filepath.Join(in.dataDir, listeningFile)); !os.IsNotExist(err) {
+		t.Errorf("serve stopped, but its record of its listeners is left: %v", err)
+	}
 	rep, errOut, err := status()
 	if err == nil || !strings.Contains(errOut, "resolver down, management down, persist down") {
 		t.Errorf("status of a stopped serve: %v, %q; want exit 1 naming every listener", err, errOut)
