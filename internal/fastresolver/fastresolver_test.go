@@ -294,6 +294,39 @@ func TestRefusesWhatNetHTTPRefuses(t *testing.T) {
 	}
 }
 
+// TestIgnoresEmptyLinesBeforeARequest: empty lines before a request line are ignored,
+// as RFC 9112 (section 2.2) asks, before the first request on a connection and
+// between two: each request is served and records its click. net/http refuses them
+// except after a POST; they are no smuggling material (emptyLinesDropped says why),
+// and the fuzz targets hold fasthttp to net/http's answers with them dropped.
+func TestIgnoresEmptyLinesBeforeARequest(t *testing.T) {
+	addr, pub, _ := serveFast(t, false)
+	get := "GET /" + string(known.Token) + " HTTP/1.1\r\nHost: x\r\n\r\n"
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(c, "\r\n\r\n"+get+"\n\r\n"+get); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	for i := range 2 {
+		res, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
+		if err != nil {
+			t.Fatalf("answer %d: %v", i+1, err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		if res.StatusCode != http.StatusFound || res.Header.Get("Location") != known.Target {
+			t.Errorf("answer %d: %d to %q, want 302 to %q", i+1, res.StatusCode, res.Header.Get("Location"), known.Target)
+		}
+	}
+	if n := len(pub.taken()); n != 2 {
+		t.Errorf("%d clicks recorded, want 2", n)
+	}
+}
+
 // slowStore answers a lookup once gate is closed, or fails as the Persist client
 // does when its context ends first.
 type slowStore struct{ entered, gate chan struct{} }
