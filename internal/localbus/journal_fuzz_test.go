@@ -15,8 +15,8 @@ import (
 // there without panicking or hanging, the next writer opens the journal and finds
 // where to write, and what it writes afterwards is delivered once. The backlog read
 // from the data dir (linoone status) agrees with the consumer before, and is empty
-// after. The writer is
-// driven without its goroutine, so that a run's coverage depends on its input alone.
+// after. The writer is driven without its goroutine, so that a run's coverage
+// depends on its input alone.
 func FuzzJournalSegment(f *testing.F) {
 	dir := f.TempDir()
 	bus := openBus(f, dir, BusOptions{})
