@@ -171,6 +171,35 @@ func exchange(t *testing.T, addr, raw string) (*http.Response, []byte) {
 	return res, body
 }
 
+// dial connects to addr for a test that writes raw requests on one connection, with
+// a 5 s deadline, and returns the reader of the answers. The connection closes when
+// the test ends.
+func dial(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	return c, bufio.NewReader(c)
+}
+
+// readRedirect reads the next answer from br, to a request of method, and says how
+// it is not a 302 to the known short URL's target.
+func readRedirect(br *bufio.Reader, method string) error {
+	res, err := http.ReadResponse(br, &http.Request{Method: method})
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusFound || res.Header.Get("Location") != known.Target {
+		return fmt.Errorf("%d to %q, want 302 to %q", res.StatusCode, res.Header.Get("Location"), known.Target)
+	}
+	return nil
+}
+
 // TestAnswersAsNetHTTP: every request, redirect or not, is answered by the fasthttp
 // server as by net/http serving the same handler: status, headers (but Date), body,
 // and the click recorded, with the same visitor.
@@ -302,24 +331,13 @@ func TestRefusesWhatNetHTTPRefuses(t *testing.T) {
 func TestIgnoresEmptyLinesBeforeARequest(t *testing.T) {
 	addr, pub, _ := serveFast(t, false)
 	get := "GET /" + string(known.Token) + " HTTP/1.1\r\nHost: x\r\n\r\n"
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	c, br := dial(t, addr)
 	if _, err := io.WriteString(c, "\r\n\r\n"+get+"\n\r\n"+get); err != nil {
 		t.Fatal(err)
 	}
-	br := bufio.NewReader(c)
 	for i := range 2 {
-		res, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
-		if err != nil {
-			t.Fatalf("answer %d: %v", i+1, err)
-		}
-		_, _ = io.Copy(io.Discard, res.Body)
-		if res.StatusCode != http.StatusFound || res.Header.Get("Location") != known.Target {
-			t.Errorf("answer %d: %d to %q, want 302 to %q", i+1, res.StatusCode, res.Header.Get("Location"), known.Target)
+		if err := readRedirect(br, http.MethodGet); err != nil {
+			t.Errorf("answer %d: %v", i+1, err)
 		}
 	}
 	if n := len(pub.taken()); n != 2 {
@@ -451,13 +469,7 @@ func visitors(t *testing.T, facts []string) []string {
 // sent in one write, are each answered, in order, and each click recorded once.
 func TestKeepAliveAndPipelining(t *testing.T) {
 	addr, pub, _ := serveFast(t, false)
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	br := bufio.NewReader(c)
+	c, br := dial(t, addr)
 	get := "GET /" + string(known.Token) + " HTTP/1.1\r\nHost: x\r\nUser-Agent: keep-alive\r\n\r\n"
 	head := "HEAD /" + string(known.Token) + " HTTP/1.1\r\nHost: x\r\n\r\n"
 	for i, batch := range [][]string{{get}, {get}, {get, head, get}} {
@@ -466,14 +478,8 @@ func TestKeepAliveAndPipelining(t *testing.T) {
 		}
 		for j, raw := range batch {
 			method, _, _ := strings.Cut(raw, " ")
-			res, err := http.ReadResponse(br, &http.Request{Method: method})
-			if err != nil {
+			if err := readRedirect(br, method); err != nil {
 				t.Fatalf("write %d, answer %d: %v", i, j, err)
-			}
-			_, _ = io.Copy(io.Discard, res.Body)
-			res.Body.Close()
-			if res.StatusCode != http.StatusFound || res.Header.Get("Location") != known.Target {
-				t.Fatalf("write %d, answer %d: %d %q, want 302 to %q", i, j, res.StatusCode, res.Header.Get("Location"), known.Target)
 			}
 		}
 	}
