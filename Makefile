@@ -20,7 +20,7 @@ all: lint test
 ## the capacity model's Terraform defaults and docs/capacity.md
 generate:
 	$(GO) generate ./api/...
-	$(GO) generate ./internal/capacity
+	$(GO) generate ./internal/ops/capacity
 
 ## build: the linoone binary and dist/{issue,resolve,replay}.zip (arm64 Lambda bootstraps)
 build: bin/linoone $(LAMBDAS:%=dist/%.zip)

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/core/shorturl"
 )
 
 // The idempotency secret parameter of the deployed configuration (issue 10), and the

@@ -8,12 +8,12 @@ if ! git diff --exit-code --stat -- api/; then
   echo "api/ is out of date with openapi.yaml: run make generate and commit" >&2
   exit 1
 fi
-go generate ./internal/capacity
-if ! git diff --exit-code --stat -- internal/capacity/terraform_gen.go docs/capacity.md; then
-  echo "internal/capacity or docs/capacity.md is out of date with terraform/envs or the model: run make generate and commit" >&2
+go generate ./internal/ops/capacity
+if ! git diff --exit-code --stat -- internal/ops/capacity/terraform_gen.go docs/capacity.md; then
+  echo "internal/ops/capacity or docs/capacity.md is out of date with terraform/envs or the model: run make generate and commit" >&2
   exit 1
 fi
-untracked=$(git ls-files --others --exclude-standard api/ internal/capacity/terraform_gen.go docs/capacity.md)
+untracked=$(git ls-files --others --exclude-standard api/ internal/ops/capacity/terraform_gen.go docs/capacity.md)
 if [ -n "$untracked" ]; then
   echo "untracked generated files: $untracked" >&2
   exit 1

@@ -10,7 +10,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 
-	"github.com/linoone/linoone/internal/config"
+	"github.com/linoone/linoone/internal/app/config"
 )
 
 // TestPublishTimeoutValidation evaluates the stack's publish_timeout validation with

@@ -25,7 +25,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	"gopkg.in/yaml.v3"
 
-	"github.com/linoone/linoone/internal/config"
+	"github.com/linoone/linoone/internal/app/config"
 )
 
 var (

@@ -16,8 +16,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
-	"github.com/linoone/linoone/internal/syncbuf"
-	"github.com/linoone/linoone/internal/testport"
+	"github.com/linoone/linoone/internal/testutil/syncbuf"
+	"github.com/linoone/linoone/internal/testutil/testport"
 )
 
 // TestLocal runs the suite against `linoone serve` built from ../cmd/linoone, on

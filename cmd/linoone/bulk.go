@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/linoone/linoone/api/management"
-	"github.com/linoone/linoone/internal/mgmtapi"
-	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/core/shorturl"
+	"github.com/linoone/linoone/internal/http/mgmtapi"
 )
 
 // bulkBatchSize is fixed: a batch's idempotency key names its first line, so the

@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/linoone/linoone/api/management"
-	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/core/shorturl"
 )
 
 // TestIdempotentAndBatchEndToEnd: issue 10 items 2 and 3 against `linoone serve`,

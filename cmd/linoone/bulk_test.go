@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/linoone/linoone/api/management"
-	"github.com/linoone/linoone/internal/sigv4"
+	"github.com/linoone/linoone/internal/http/sigv4"
 )
 
 // issued answers a batch as the API does when every item is issued.

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/linoone/linoone/internal/capacity"
-	"github.com/linoone/linoone/internal/config"
+	"github.com/linoone/linoone/internal/app/config"
+	"github.com/linoone/linoone/internal/ops/capacity"
 )
 
 const capacityUsage = `usage: linoone capacity [flags]

@@ -14,10 +14,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/linoone/linoone/api/management"
-	"github.com/linoone/linoone/internal/golden"
-	"github.com/linoone/linoone/internal/mgmtapi"
-	"github.com/linoone/linoone/internal/shorturl"
-	"github.com/linoone/linoone/internal/sigv4"
+	"github.com/linoone/linoone/internal/core/shorturl"
+	"github.com/linoone/linoone/internal/http/mgmtapi"
+	"github.com/linoone/linoone/internal/http/sigv4"
+	"github.com/linoone/linoone/internal/testutil/golden"
 )
 
 // commands are every subcommand of linoone.

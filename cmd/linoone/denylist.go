@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/linoone/linoone/internal/config"
-	"github.com/linoone/linoone/internal/denylist"
-	"github.com/linoone/linoone/internal/flock"
+	"github.com/linoone/linoone/internal/app/config"
+	"github.com/linoone/linoone/internal/core/denylist"
+	"github.com/linoone/linoone/internal/foundation/flock"
 )
 
 // blockCmd is linoone block RULE and linoone unblock RULE: they add or remove one

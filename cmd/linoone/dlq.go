@@ -14,8 +14,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/linoone/linoone/internal/config"
-	"github.com/linoone/linoone/internal/localbus"
+	"github.com/linoone/linoone/internal/app/config"
+	"github.com/linoone/linoone/internal/local/localbus"
 )
 
 // listDLQ prints what waits in the local click DLQ.

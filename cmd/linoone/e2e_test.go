@@ -18,11 +18,11 @@ import (
 	"time"
 
 	"github.com/linoone/linoone/api/management"
-	"github.com/linoone/linoone/internal/schematest"
-	"github.com/linoone/linoone/internal/shorturl"
-	"github.com/linoone/linoone/internal/sigv4"
-	"github.com/linoone/linoone/internal/syncbuf"
-	"github.com/linoone/linoone/internal/testport"
+	"github.com/linoone/linoone/internal/core/shorturl"
+	"github.com/linoone/linoone/internal/http/sigv4"
+	"github.com/linoone/linoone/internal/testutil/schematest"
+	"github.com/linoone/linoone/internal/testutil/syncbuf"
+	"github.com/linoone/linoone/internal/testutil/testport"
 )
 
 // binary is the linoone binary built once for the end-to-end tests.

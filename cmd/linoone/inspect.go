@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/linoone/linoone/api/management"
-	"github.com/linoone/linoone/internal/config"
-	"github.com/linoone/linoone/internal/sigv4"
+	"github.com/linoone/linoone/internal/app/config"
+	"github.com/linoone/linoone/internal/http/sigv4"
 )
 
 const inspectUsage = `usage: linoone inspect [--json] [--management-url URL] TOKEN|SHORT_URL

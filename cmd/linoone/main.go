@@ -31,7 +31,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/linoone/linoone/internal/discovery/discoverycli"
+	"github.com/linoone/linoone/internal/ops/discovery/discoverycli"
 )
 
 func main() {

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/linoone/linoone/api/management"
-	"github.com/linoone/linoone/internal/graphson"
-	"github.com/linoone/linoone/internal/sigv4"
+	"github.com/linoone/linoone/internal/core/graphson"
+	"github.com/linoone/linoone/internal/http/sigv4"
 )
 
 // persistCredentials reads local Persist's pair from the file serve wrote.

@@ -19,8 +19,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/linoone/linoone/internal/config"
-	"github.com/linoone/linoone/internal/sigv4"
+	"github.com/linoone/linoone/internal/app/config"
+	"github.com/linoone/linoone/internal/http/sigv4"
 )
 
 // Why local Persist runs in a child process: on the one core of make bench A, the

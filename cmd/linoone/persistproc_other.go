@@ -7,8 +7,8 @@ import (
 	"errors"
 	"io"
 
-	"github.com/linoone/linoone/internal/config"
-	"github.com/linoone/linoone/internal/sigv4"
+	"github.com/linoone/linoone/internal/app/config"
+	"github.com/linoone/linoone/internal/http/sigv4"
 )
 
 // persistProc is unix-only; elsewhere local Persist runs inside serve.

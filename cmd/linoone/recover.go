@@ -12,10 +12,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/linoone/linoone/internal/clickfact"
-	"github.com/linoone/linoone/internal/config"
-	"github.com/linoone/linoone/internal/localbus"
-	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/app/config"
+	"github.com/linoone/linoone/internal/core/clickfact"
+	"github.com/linoone/linoone/internal/core/shorturl"
+	"github.com/linoone/linoone/internal/local/localbus"
 )
 
 // recoverResult counts what recover did with the facts it found in a log.

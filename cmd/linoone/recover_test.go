@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linoone/linoone/internal/clickfact"
-	"github.com/linoone/linoone/internal/localbus"
-	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/core/clickfact"
+	"github.com/linoone/linoone/internal/core/shorturl"
+	"github.com/linoone/linoone/internal/local/localbus"
 )
 
 // loggedFacts builds n click facts and logs each as the Recorder does when

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/core/shorturl"
 )
 
 // idempotencySecretFile, inside LINOONE_DATA_DIR, keys the tokens Idempotency-Keys

@@ -20,20 +20,20 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
-	"github.com/linoone/linoone/internal/config"
-	"github.com/linoone/linoone/internal/denylist"
-	"github.com/linoone/linoone/internal/fastresolver"
-	"github.com/linoone/linoone/internal/flock"
-	"github.com/linoone/linoone/internal/httpapi"
-	"github.com/linoone/linoone/internal/localbus"
-	"github.com/linoone/linoone/internal/localpersist"
-	"github.com/linoone/linoone/internal/metrics"
-	"github.com/linoone/linoone/internal/mgmtapi"
+	"github.com/linoone/linoone/internal/app/config"
+	"github.com/linoone/linoone/internal/app/resolverstack"
+	"github.com/linoone/linoone/internal/aws/metrics"
+	"github.com/linoone/linoone/internal/core/denylist"
+	"github.com/linoone/linoone/internal/core/shorturl"
+	"github.com/linoone/linoone/internal/foundation/flock"
+	"github.com/linoone/linoone/internal/foundation/yield"
+	"github.com/linoone/linoone/internal/http/fastresolver"
+	"github.com/linoone/linoone/internal/http/httpapi"
+	"github.com/linoone/linoone/internal/http/mgmtapi"
+	"github.com/linoone/linoone/internal/http/sigv4"
+	"github.com/linoone/linoone/internal/local/localbus"
+	"github.com/linoone/linoone/internal/local/localpersist"
 	"github.com/linoone/linoone/internal/persist"
-	"github.com/linoone/linoone/internal/resolverstack"
-	"github.com/linoone/linoone/internal/shorturl"
-	"github.com/linoone/linoone/internal/sigv4"
-	"github.com/linoone/linoone/internal/yield"
 )
 
 // Paths inside LINOONE_DATA_DIR.

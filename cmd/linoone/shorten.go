@@ -13,8 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/linoone/linoone/api/management"
-	"github.com/linoone/linoone/internal/config"
-	"github.com/linoone/linoone/internal/sigv4"
+	"github.com/linoone/linoone/internal/app/config"
+	"github.com/linoone/linoone/internal/http/sigv4"
 )
 
 // shorten is the producer CLI: it signs POST /shorten with SigV4 through the

@@ -14,9 +14,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/linoone/linoone/internal/config"
-	"github.com/linoone/linoone/internal/flock"
-	"github.com/linoone/linoone/internal/localbus"
+	"github.com/linoone/linoone/internal/app/config"
+	"github.com/linoone/linoone/internal/foundation/flock"
+	"github.com/linoone/linoone/internal/local/localbus"
 )
 
 // statusProbeTimeout bounds each listener's answer to linoone status.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linoone/linoone/internal/testport"
+	"github.com/linoone/linoone/internal/testutil/testport"
 )
 
 // TestStatus runs linoone status beside a real serve: with the consumer external, the

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linoone/linoone/internal/flock"
-	"github.com/linoone/linoone/internal/testport"
+	"github.com/linoone/linoone/internal/foundation/flock"
+	"github.com/linoone/linoone/internal/testutil/testport"
 )
 
 // statusOutput is linoone status --json's document, as a script reads it.

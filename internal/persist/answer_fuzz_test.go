@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linoone/linoone/internal/core/shorturl"
 	"github.com/linoone/linoone/internal/persist"
-	"github.com/linoone/linoone/internal/shorturl"
 )
 
 // answering is a transport whose every call gets answer, as a 200: Persist (or a

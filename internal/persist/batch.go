@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/linoone/linoone/internal/graphson"
-	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/core/graphson"
+	"github.com/linoone/linoone/internal/core/shorturl"
 )
 
 // batchLookupQuery checks a whole batch of tokens at once; %s is the within(…)

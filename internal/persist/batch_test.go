@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/linoone/linoone/internal/core/shorturl"
 	"github.com/linoone/linoone/internal/persist"
-	"github.com/linoone/linoone/internal/shorturl"
 )
 
 // TestBatchAgainstLocalPersist: one ingest for many short URLs, one query for many

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/core/shorturl"
 )
 
 // ErrRejected reports a request Persist refused or answered outside the contract (a

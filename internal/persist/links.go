@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/core/shorturl"
 )
 
 const (

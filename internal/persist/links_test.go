@@ -14,10 +14,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/oklog/ulid/v2"
 
-	"github.com/linoone/linoone/internal/graphson"
-	"github.com/linoone/linoone/internal/mgmtapi"
+	"github.com/linoone/linoone/internal/core/graphson"
+	"github.com/linoone/linoone/internal/core/shorturl"
+	"github.com/linoone/linoone/internal/http/mgmtapi"
 	"github.com/linoone/linoone/internal/persist"
-	"github.com/linoone/linoone/internal/shorturl"
 )
 
 // visit is one click to seed: its time and user agent.

@@ -1,8 +1,3 @@
-// Package persist is the HTTP client of Persist, the identity-hashed graph store:
-// synchronous GraphSON v3 ingest and Gremlin queries answered in the Gremlin Server
-// HTTP shape. It implements the domain's Store port. User input reaches Gremlin only
-// as bindings, or — for servers that ignore bindings (Amazon Neptune) — as a quoted
-// literal after it passed the token whitelist; target URLs never enter a query.
 package persist
 
 import (
@@ -22,8 +17,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
-	"github.com/linoone/linoone/internal/graphson"
-	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/core/graphson"
+	"github.com/linoone/linoone/internal/core/shorturl"
 )
 
 const (

@@ -15,14 +15,14 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
-	"github.com/linoone/linoone/internal/clickfact"
-	"github.com/linoone/linoone/internal/graphson"
-	"github.com/linoone/linoone/internal/hotset"
-	"github.com/linoone/linoone/internal/localpersist"
+	"github.com/linoone/linoone/internal/core/clickfact"
+	"github.com/linoone/linoone/internal/core/graphson"
+	"github.com/linoone/linoone/internal/core/shorturl"
+	"github.com/linoone/linoone/internal/core/shorturl/storetest"
+	"github.com/linoone/linoone/internal/http/sigv4"
+	"github.com/linoone/linoone/internal/local/localpersist"
 	"github.com/linoone/linoone/internal/persist"
-	"github.com/linoone/linoone/internal/shorturl"
-	"github.com/linoone/linoone/internal/shorturl/storetest"
-	"github.com/linoone/linoone/internal/sigv4"
+	"github.com/linoone/linoone/internal/persist/hotset"
 )
 
 // testPair is local Persist's SigV4 pair in these tests; every client signs with it.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 
-	"github.com/linoone/linoone/internal/awswire"
-	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/app/awswire"
+	"github.com/linoone/linoone/internal/core/shorturl"
 )
 
 // idempotencySecret reads the idempotency secret, when a parameter names one. A

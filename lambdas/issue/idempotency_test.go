@@ -19,9 +19,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
-	"github.com/linoone/linoone/internal/awswire"
-	"github.com/linoone/linoone/internal/localpersist"
-	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/app/awswire"
+	"github.com/linoone/linoone/internal/core/shorturl"
+	"github.com/linoone/linoone/internal/local/localpersist"
 )
 
 // parameter is an SSM parameter whose value the test changes, as an operator's

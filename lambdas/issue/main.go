@@ -14,11 +14,11 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
-	"github.com/linoone/linoone/internal/awswire"
-	"github.com/linoone/linoone/internal/config"
-	"github.com/linoone/linoone/internal/metrics"
-	"github.com/linoone/linoone/internal/mgmtapi"
-	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/app/awswire"
+	"github.com/linoone/linoone/internal/app/config"
+	"github.com/linoone/linoone/internal/aws/metrics"
+	"github.com/linoone/linoone/internal/core/shorturl"
+	"github.com/linoone/linoone/internal/http/mgmtapi"
 )
 
 func main() { awswire.Start("issue", setup) }

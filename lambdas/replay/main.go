@@ -11,11 +11,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/linoone/linoone/internal/awswire"
-	"github.com/linoone/linoone/internal/config"
-	"github.com/linoone/linoone/internal/eventbridge"
-	"github.com/linoone/linoone/internal/metrics"
-	"github.com/linoone/linoone/internal/replay"
+	"github.com/linoone/linoone/internal/app/awswire"
+	"github.com/linoone/linoone/internal/app/config"
+	"github.com/linoone/linoone/internal/aws/eventbridge"
+	"github.com/linoone/linoone/internal/aws/metrics"
+	"github.com/linoone/linoone/internal/aws/replay"
 )
 
 func main() { awswire.Start("replay", setup) }

@@ -11,12 +11,12 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
-	"github.com/linoone/linoone/internal/awswire"
-	"github.com/linoone/linoone/internal/clickdlq"
-	"github.com/linoone/linoone/internal/config"
-	"github.com/linoone/linoone/internal/eventbridge"
-	"github.com/linoone/linoone/internal/resolverstack"
-	"github.com/linoone/linoone/internal/shorturl"
+	"github.com/linoone/linoone/internal/app/awswire"
+	"github.com/linoone/linoone/internal/app/config"
+	"github.com/linoone/linoone/internal/app/resolverstack"
+	"github.com/linoone/linoone/internal/aws/clickdlq"
+	"github.com/linoone/linoone/internal/aws/eventbridge"
+	"github.com/linoone/linoone/internal/core/shorturl"
 )
 
 func main() { awswire.Start("resolve", setup) }

@@ -16,7 +16,7 @@
 //
 //	loadshorten -url http://127.0.0.1:8081 -creds .linoone/credentials.json [-c 64] [-d 8s] [-warmup 2s]
 //
-// Requests are signed with internal/sigv4's SignRequest, the signer the linoone CLI
+// Requests are signed with internal/http/sigv4's SignRequest, the signer the linoone CLI
 // uses, so the server verifies exactly what a real producer sends.
 package main
 
@@ -37,7 +37,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/linoone/linoone/internal/sigv4"
+	"github.com/linoone/linoone/internal/http/sigv4"
 )
 
 func main() {

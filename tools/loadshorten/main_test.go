@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linoone/linoone/internal/sigv4"
+	"github.com/linoone/linoone/internal/http/sigv4"
 )
 
 func TestPercentile(t *testing.T) {

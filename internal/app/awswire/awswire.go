@@ -1,0 +1,188 @@
+// Package awswire holds the wiring the three Lambda functions share: the AWS
+// configuration, configuration values kept in SSM parameters, the deny list kept in
+// one, and the Persist client signed with the function's role.
+package awswire
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/linoone/linoone/internal/app/config"
+	"github.com/linoone/linoone/internal/core/denylist"
+	"github.com/linoone/linoone/internal/persist"
+)
+
+// Function is a function's typed configuration (*config.IssueFunction, …): the part
+// every function reads, and the values it keeps in SSM parameters.
+type Function interface {
+	Shared() config.Function
+	Params() []*config.SSMValue
+}
+
+var (
+	_ Function = (*config.IssueFunction)(nil)
+	_ Function = (*config.ResolveFunction)(nil)
+	_ Function = (*config.ReplayFunction)(nil)
+)
+
+// Load is the start of every function, after its configuration is read: the AWS
+// configuration, the values the function keeps in SSM parameters (filled into fn),
+// and the logger LINOONE_LOG_LEVEL asks for.
+func Load(ctx context.Context, fn Function) (aws.Config, *slog.Logger, error) {
+	shared := fn.Shared()
+	awsCfg, err := LoadAWS(ctx, shared.Region)
+	if err == nil && len(fn.Params()) > 0 {
+		err = ResolveParams(ctx, ssm.NewFromConfig(awsCfg), fn.Params()...)
+	}
+	if err != nil {
+		return aws.Config{}, nil, fmt.Errorf("configuration: %w", err)
+	}
+	return awsCfg, shared.Logger(os.Stdout), nil
+}
+
+// AnswerMargin is what a function keeps of its invocation's time to answer once the
+// work AnswerBy bounds has ended: the response's conversion, the metrics line and
+// the call to the runtime API.
+const AnswerMargin = 250 * time.Millisecond
+
+// AnswerBy bounds an invocation's work so that the function answers before Lambda
+// stops it: ctx's deadline (the invocation's end) less AnswerMargin. A Persist call
+// that would run past it fails in time (503 problem+json), and a click's publish and
+// dead letter share what is left (shorturl.Recorder), instead of the function being
+// stopped with nothing answered and nothing logged. Without a deadline, ctx is
+// returned as it is.
+func AnswerBy(ctx context.Context) (context.Context, context.CancelFunc) {
+	end, ok := ctx.Deadline()
+	if !ok {
+		return ctx, func() {}
+	}
+	return context.WithDeadline(ctx, end.Add(-AnswerMargin))
+}
+
+// EscapeRawPath makes ev's rawPath one a URL parser takes, as the path it names,
+// and its rawQueryString one too. API Gateway's HTTP API hands some paths on decoded
+// (a visitor's "/%25" arrives as "/%", "/%0A" as a newline, "/%23" as "#"): the
+// Lambda adapter cannot make a request of some of them and fails the invocation,
+// which API Gateway answers 500 and the functions' error alarm counts, and it reads a
+// decoded '#' or '?' as the end of the path ("/7BTadEDkJ8#x" resolved 7BTadEDkJ8,
+// where serve answers 404). Escaped, such a path gets the handler's own answer (404:
+// no token, no route). Any other path is left as it is: no encoded path holds '#' or
+// '?'. A query holding a control character or a '#' (none that a URL's query holds
+// raw) has those bytes escaped, so that it fails no invocation either.
+func EscapeRawPath(ev *events.APIGatewayV2HTTPRequest) {
+	if ev.RawPath != "" {
+		if _, err := url.ParseRequestURI(ev.RawPath); err != nil || strings.ContainsAny(ev.RawPath, "#?") {
+			ev.RawPath = (&url.URL{Path: ev.RawPath}).EscapedPath()
+		}
+	}
+	if strings.IndexFunc(ev.RawQueryString, notInQuery) >= 0 {
+		var b strings.Builder
+		for _, c := range []byte(ev.RawQueryString) {
+			if notInQuery(rune(c)) {
+				fmt.Fprintf(&b, "%%%02X", c)
+			} else {
+				b.WriteByte(c)
+			}
+		}
+		ev.RawQueryString = b.String()
+	}
+}
+
+// notInQuery reports a byte that url.Parse refuses in a query, or reads as its end.
+func notInQuery(c rune) bool { return c < 0x20 || c == 0x7f || c == '#' }
+
+// LoadAWS loads the default AWS configuration (the Lambda role, AWS_ENDPOINT_URL_*
+// overrides) for region.
+func LoadAWS(ctx context.Context, region string) (aws.Config, error) {
+	c, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion(region))
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("load aws config: %w", err)
+	}
+	return c, nil
+}
+
+// GetParameterAPI is the SSM call ResolveParams needs.
+type GetParameterAPI interface {
+	GetParameter(ctx context.Context, in *ssm.GetParameterInput, optFns ...func(*ssm.Options)) (*ssm.GetParameterOutput, error)
+}
+
+var _ GetParameterAPI = (*ssm.Client)(nil)
+
+// ResolveParams fills each value that names an SSM parameter from it, in order.
+func ResolveParams(ctx context.Context, api GetParameterAPI, values ...*config.SSMValue) error {
+	for _, v := range values {
+		if v.Param == "" {
+			continue
+		}
+		out, err := api.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(v.Param)})
+		if err != nil {
+			return fmt.Errorf("ssm parameter %s: %w", v.Param, err)
+		}
+		if out.Parameter == nil || strings.TrimSpace(aws.ToString(out.Parameter.Value)) == "" {
+			return fmt.Errorf("ssm parameter %s is empty", v.Param)
+		}
+		v.Value = strings.TrimSpace(aws.ToString(out.Parameter.Value))
+	}
+	return nil
+}
+
+// Persist builds the Persist client; with LINOONE_PERSIST_SIGV4 it signs every call
+// with the function role's credentials (service execute-api) for region.
+func Persist(p config.Persist, region string, awsCfg aws.Config) (*persist.Client, error) {
+	pc := persist.Config{BaseURL: p.URL.Value, Timeout: p.Timeout, InlineLiterals: p.InlineLiterals}
+	if p.SigV4 {
+		pc.SigV4 = &persist.SigV4{Credentials: awsCfg.Credentials, Region: region}
+	}
+	return persist.New(pc)
+}
+
+// DenyListRefresh is how often a function reads its deny list parameter again: an
+// operator's edit is in force within this interval plus one request.
+const DenyListRefresh = 30 * time.Second
+
+// ParamReadTimeout bounds one read of a parameter a function makes again between
+// its start and its end (the deny list, the idempotency secret while unset): an SSM
+// that does not answer must not hold the request that happened to come when a read
+// was due.
+const ParamReadTimeout = time.Second
+
+// DenyList is the deny list kept in the SSM parameter param ("": none, nothing is
+// blocked), read now and again every DenyListRefresh by refresh, which the handler
+// calls at the start of each invocation. The first read failing (after the SDK's
+// own retries) fails the function's start, as serve refuses to start: an instance
+// without the list would redirect to, or issue links to, every blocked target
+// until its next read; Lambda starts the function again on the next invocation.
+// A later failed read keeps the list in force, is logged at ERROR and counted in
+// failures.
+func DenyList(ctx context.Context, api GetParameterAPI, param string, log *slog.Logger, failures *atomic.Int64) (*denylist.Holder, func(context.Context), error) {
+	h := &denylist.Holder{}
+	if param == "" {
+		return h, func(context.Context) {}, nil
+	}
+	c := &denylist.Cache{Holder: h, Every: DenyListRefresh, Timeout: ParamReadTimeout, Source: "ssm:" + param, Log: log, Failures: failures,
+		Fetch: func(ctx context.Context) (string, error) {
+			out, err := api.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(param)})
+			if err != nil {
+				return "", fmt.Errorf("ssm parameter %s: %w", param, err)
+			}
+			if out.Parameter == nil {
+				return "", fmt.Errorf("ssm parameter %s: no value", param)
+			}
+			return aws.ToString(out.Parameter.Value), nil
+		}}
+	if err := c.Load(ctx); err != nil {
+		return nil, nil, fmt.Errorf("deny list: %w", err)
+	}
+	return h, c.Refresh, nil
+}

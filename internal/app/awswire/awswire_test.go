@@ -1,0 +1,135 @@
+package awswire
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+
+	"github.com/linoone/linoone/internal/app/config"
+)
+
+// fakeSSM answers GetParameter from a map and records the names asked for.
+type fakeSSM struct {
+	values map[string]string
+	asked  []string
+}
+
+func (f *fakeSSM) GetParameter(_ context.Context, in *ssm.GetParameterInput, _ ...func(*ssm.Options)) (*ssm.GetParameterOutput, error) {
+	name := aws.ToString(in.Name)
+	f.asked = append(f.asked, name)
+	v, ok := f.values[name]
+	if !ok {
+		return nil, errors.New("ParameterNotFound")
+	}
+	return &ssm.GetParameterOutput{Parameter: &ssmtypes.Parameter{Value: aws.String(v)}}, nil
+}
+
+func TestResolveParams(t *testing.T) {
+	api := &fakeSSM{values: map[string]string{"/p/persist": " https://persist.example \n", "/p/base": "https://go.example.com", "/p/empty": " "}}
+	persistURL := config.SSMValue{Value: "http://ignored", Param: "/p/persist"}
+	direct := config.SSMValue{Value: "https://direct.example"}
+	base := config.SSMValue{Param: "/p/base"}
+	if err := ResolveParams(t.Context(), api, &persistURL, &direct, &base); err != nil {
+		t.Fatal(err)
+	}
+	if persistURL.Value != "https://persist.example" || direct.Value != "https://direct.example" || base.Value != "https://go.example.com" {
+		t.Errorf("values: %+v %+v %+v", persistURL, direct, base)
+	}
+	if strings.Join(api.asked, ",") != "/p/persist,/p/base" {
+		t.Errorf("asked for %q, want the parameters in order and nothing for a direct value", api.asked)
+	}
+
+	for _, tt := range []struct{ param, want string }{
+		{"/p/missing", "ssm parameter /p/missing: ParameterNotFound"},
+		{"/p/empty", "ssm parameter /p/empty is empty"},
+	} {
+		v := config.SSMValue{Param: tt.param}
+		if err := ResolveParams(t.Context(), api, &v); err == nil || err.Error() != tt.want {
+			t.Errorf("ResolveParams(%s) = %v, want %q", tt.param, err, tt.want)
+		}
+	}
+}
+
+// TestDenyListKeepsLastGoodOnSSMError: throttled or denied, the list read before
+// stays in force, the failure is logged at ERROR and counted; with no list read
+// before, the function does not start.
+func TestDenyListKeepsLastGoodOnSSMError(t *testing.T) {
+	api := &fakeSSM{values: map[string]string{"/p/deny": "# deny list: one rule per line\n*.evil.example\n"}}
+	var logs strings.Builder
+	var failures atomic.Int64
+	h, refresh, err := DenyList(t.Context(), api, "/p/deny", slog.New(slog.NewJSONHandler(&logs, nil)), &failures)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, blocked := h.Screen("https://login.evil.example/"); !blocked {
+		t.Fatal("the parameter's list is not in force")
+	}
+	delete(api.values, "/p/deny") // every further read fails
+	refresh(t.Context())          // not due yet: no read
+	if len(api.asked) != 1 {
+		t.Errorf("read %d times within %v", len(api.asked), DenyListRefresh)
+	}
+	if _, blocked := h.Screen("https://login.evil.example/"); !blocked || failures.Load() != 0 {
+		t.Errorf("blocked %v, failures %d", blocked, failures.Load())
+	}
+
+	// Unreadable at start: an instance without the list would lift every block.
+	if h, _, err := DenyList(t.Context(), api, "/p/deny", slog.New(slog.NewJSONHandler(&logs, nil)), &failures); err == nil ||
+		!strings.Contains(err.Error(), "/p/deny") || h != nil {
+		t.Errorf("unreadable at start: %v, %v", h, err)
+	}
+	if h, refresh, err := DenyList(t.Context(), api, "", slog.New(slog.DiscardHandler), &failures); err != nil || h.List().Len() != 0 {
+		t.Errorf("no parameter blocks something: %v", err)
+	} else {
+		refresh(t.Context())
+	}
+}
+
+// TestEscapeRawPath: a path API Gateway handed on decoded is escaped so that the
+// adapter's URL holds it whole, as the path the visitor asked for; a path that is
+// already one a URL parser takes is left as it is.
+func TestEscapeRawPath(t *testing.T) {
+	for _, tt := range []struct{ raw, want string }{
+		{"/7BTadEDkJ8", "/7BTadEDkJ8"},
+		{"/%37BTadEDkJ8", "/%37BTadEDkJ8"},
+		{"/%", "/%25"},
+		{"/a\nb", "/a%0Ab"},
+		{"/7BTadEDkJ8#x", "/7BTadEDkJ8%23x"}, // a visitor's /7BTadEDkJ8%23x (found by FuzzResolveEvent)
+		{"/7BTadEDkJ8?x", "/7BTadEDkJ8%3Fx"},
+	} {
+		ev := events.APIGatewayV2HTTPRequest{RawPath: tt.raw}
+		EscapeRawPath(&ev)
+		if ev.RawPath != tt.want {
+			t.Errorf("EscapeRawPath(%q) = %q, want %q", tt.raw, ev.RawPath, tt.want)
+		}
+		u, err := url.Parse("https://abc123defg.execute-api.us-east-1.amazonaws.com" + ev.RawPath + "?a=b")
+		if err != nil || u.Path != tt.raw && tt.raw != tt.want || u.RawQuery != "a=b" {
+			t.Errorf("%q: the adapter's URL reads %v (%v)", tt.raw, u, err)
+		}
+	}
+	// A query holding what no URL's query holds raw (found by FuzzResolveEvent).
+	for _, tt := range []struct{ raw, want string }{
+		{"utm_source=x&b=%20", "utm_source=x&b=%20"},
+		{"a=%zz&b", "a=%zz&b"},
+		{"a=\x7f&b=\n", "a=%7F&b=%0A"},
+		{"a#%", "a%23%"},
+	} {
+		ev := events.APIGatewayV2HTTPRequest{RawPath: "/7BTadEDkJ8", RawQueryString: tt.raw}
+		EscapeRawPath(&ev)
+		if ev.RawQueryString != tt.want || ev.RawPath != "/7BTadEDkJ8" {
+			t.Errorf("EscapeRawPath of query %q: %q, want %q", tt.raw, ev.RawQueryString, tt.want)
+		}
+		if _, err := url.Parse("https://abc123defg.execute-api.us-east-1.amazonaws.com/7BTadEDkJ8?" + ev.RawQueryString); err != nil {
+			t.Errorf("query %q: the adapter cannot make a request of it: %v", tt.raw, err)
+		}
+	}
+}
