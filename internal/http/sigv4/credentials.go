@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/linoone/linoone/internal/foundation/atomicfile"
 )
 
 // The environment variables that carry the management API's credential pair (read by
@@ -140,9 +142,8 @@ func generate() Credentials {
 	}
 }
 
-// writeNew writes creds to path through a 0600 temporary file in the same
-// directory. It reports false, and leaves the existing file alone, when path
-// already exists.
+// writeNew writes creds to path, mode 0600, atomically. It reports false, and
+// leaves the existing file alone, when path already exists.
 func writeNew(dir, path string, creds Credentials) (bool, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return false, fmt.Errorf("create credentials directory: %w", err)
@@ -153,31 +154,11 @@ func writeNew(dir, path string, creds Credentials) (bool, error) {
 	}
 	b = append(b, '\n')
 
-	tmp, err := os.CreateTemp(dir, ".credentials-*.json")
-	if err != nil {
-		return false, fmt.Errorf("create credentials: %w", err)
-	}
-	tmpName := tmp.Name()
-	defer os.Remove(tmpName) // no-op once linked or renamed away
-
-	_, err = tmp.Write(b)
-	err = errors.Join(err, tmp.Chmod(0o600), tmp.Sync(), tmp.Close())
+	// Create fails when path exists, so a concurrent start cannot replace a pair
+	// that another process already handed out.
+	created, err := atomicfile.Create(path, b, atomicfile.Options{Perm: 0o600})
 	if err != nil {
 		return false, fmt.Errorf("write credentials: %w", err)
 	}
-
-	// Link fails when path exists, so a concurrent start cannot replace a
-	// pair that another process already handed out.
-	switch err := os.Link(tmpName, path); {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, fs.ErrExist):
-		return false, nil
-	}
-	// Hard links are not supported everywhere: fall back to rename, which
-	// is atomic but last-writer-wins.
-	if err := os.Rename(tmpName, path); err != nil {
-		return false, fmt.Errorf("install credentials: %w", err)
-	}
-	return true, nil
+	return created, nil
 }

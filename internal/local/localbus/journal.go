@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/linoone/linoone/internal/foundation/atomicfile"
 )
 
 const (
@@ -293,23 +295,10 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory: write, fsync, rename, fsync the directory.
+// writeFileAtomic replaces path with data (atomicfile.Replace), through syncFile,
+// as every sync of this package.
 func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return fmt.Errorf("create temp for %s: %w", path, err)
-	}
-	if err := writeSyncClose(tmp, data); err != nil {
-		_ = os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("rename into %s: %w", path, err)
-	}
-	return syncDir(dir)
+	return atomicfile.Replace(path, data, atomicfile.Options{Sync: func(f *os.File) error { return syncFile(f, false) }})
 }
 
 func writeSyncClose(f *os.File, data []byte) error {
