@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/linoone/linoone/api/management"
+	"github.com/linoone/linoone/internal/app/datadir"
 	"github.com/linoone/linoone/internal/core/shorturl"
 )
 
@@ -201,11 +202,11 @@ func TestBulkImport(t *testing.T) {
 // dataDirSecret reads the idempotency secret serve keeps in the data directory.
 func dataDirSecret(t *testing.T, in *instance) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(in.dataDir, idempotencySecretFile))
+	b, err := os.ReadFile(filepath.Join(in.dataDir, datadir.IdempotencySecretFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi, err := os.Stat(filepath.Join(in.dataDir, idempotencySecretFile)); err != nil || fi.Mode().Perm() != 0o600 {
+	if fi, err := os.Stat(filepath.Join(in.dataDir, datadir.IdempotencySecretFile)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("idempotency secret file mode: %v %v", fi.Mode(), err)
 	}
 	return []byte(strings.TrimSpace(string(b)))

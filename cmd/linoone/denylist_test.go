@@ -3,12 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -98,32 +96,6 @@ func waitStatus(t *testing.T, in *instance, tok string, want int, start time.Tim
 	return 0
 }
 
-// TestDenyListEditKeepsMode: block and unblock replace the list through a temporary
-// file, which CreateTemp makes 0600; the list keeps its own mode, so a serve running
-// under another account can still read it.
-func TestDenyListEditKeepsMode(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "denylist.txt")
-	if err := os.WriteFile(path, []byte("evil.example\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(path, 0o644); err != nil { // whatever the umask
-		t.Fatal(err)
-	}
-	if err := writeAtomically(path, []string{"evil.example", "*.bad.example"}); err != nil {
-		t.Fatal(err)
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := fi.Mode().Perm(); got != 0o644 {
-		t.Errorf("mode %v after an edit, want -rw-r--r--", got)
-	}
-	if b, _ := os.ReadFile(path); string(b) != "evil.example\n*.bad.example\n" {
-		t.Errorf("list %q", b)
-	}
-}
-
 // blockEnv is the environment of block and unblock on the deny list file at path
 // (no serve answers at the resolver address).
 func blockEnv(path string) func(string) string {
@@ -135,61 +107,6 @@ func blockEnv(path string) func(string) string {
 			return "127.0.0.1:1"
 		}
 		return ""
-	}
-}
-
-// TestDenyListEditsAtOnceAllLand: block reads, changes and replaces the list; eight
-// run at once, and every rule must be in the list afterwards, not only the last
-// rename's.
-func TestDenyListEditsAtOnceAllLand(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "denylist.txt")
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for i := range 8 {
-		wg.Go(func() {
-			var out, errOut bytes.Buffer
-			errs <- blockCmd(context.Background(), "block", []string{fmt.Sprintf("evil%d.example", i)}, blockEnv(path), &out, &errOut)
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	lines, err := readLines(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(lines) != 8 {
-		t.Fatalf("%d rules after 8 blocks at once: %q", len(lines), lines)
-	}
-}
-
-// TestDenyListEditThroughSymlink: a list kept elsewhere and linked into place is
-// edited where it is; the link stays a link.
-func TestDenyListEditThroughSymlink(t *testing.T) {
-	dir := t.TempDir()
-	real, link := filepath.Join(dir, "lists", "deny.txt"), filepath.Join(dir, "denylist.txt")
-	if err := os.MkdirAll(filepath.Dir(real), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(real, []byte("a.example\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(real, link); err != nil {
-		t.Fatal(err)
-	}
-	var out, errOut bytes.Buffer
-	if err := blockCmd(context.Background(), "block", []string{"b.example"}, blockEnv(link), &out, &errOut); err != nil {
-		t.Fatal(err)
-	}
-	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
-		t.Errorf("the link was replaced: %v, %v", fi, err)
-	}
-	if b, _ := os.ReadFile(real); string(b) != "a.example\nb.example\n" {
-		t.Errorf("the linked list holds %q", b)
 	}
 }
 

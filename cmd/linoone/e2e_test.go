@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/linoone/linoone/api/management"
+	"github.com/linoone/linoone/internal/app/serve"
 	"github.com/linoone/linoone/internal/core/shorturl"
 	"github.com/linoone/linoone/internal/http/sigv4"
 	"github.com/linoone/linoone/internal/testutil/schematest"
@@ -32,7 +33,7 @@ func TestMain(m *testing.M) {
 	// A serve run in this process (TestStopWhileStartingIsNoFailure) starts local
 	// Persist as this executable's persist-child: the test binary must then be that
 	// child, not run every test again, whose serves its kill would leave behind.
-	if len(os.Args) > 1 && os.Args[1] == persistChildCommand {
+	if len(os.Args) > 1 && os.Args[1] == serve.ChildCommand {
 		main()
 	}
 	dir, err := os.MkdirTemp("", "linoone-e2e")

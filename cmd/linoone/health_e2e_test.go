@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/linoone/linoone/internal/app/datadir"
 )
 
 // healthBody is the resolver's (or another port's) GET /healthz, which must be 200.
@@ -83,7 +85,7 @@ func TestHealthNamesWhatFails(t *testing.T) {
 	if r := in.resolve(tok); r.StatusCode != http.StatusFound {
 		t.Fatalf("GET /%s = %d, want 302", tok, r.StatusCode)
 	}
-	facts := filepath.Join(in.dataDir, factsFile)
+	facts := filepath.Join(in.dataDir, datadir.Facts)
 	waitHealth(func(h string) bool { return strings.Contains(h, `"degraded":["click-delivery"]`) },
 		"while Persist refuses ingests (want click-delivery degraded)")
 	if n := len(readFacts(t, facts)); n != 0 {

@@ -22,35 +22,21 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
-	"syscall"
 
+	"github.com/linoone/linoone/internal/app/serve"
 	"github.com/linoone/linoone/internal/ops/discovery/discoverycli"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
+	ctx, stop := signal.NotifyContext(context.Background(), serve.StopSignals()...)
 	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
-}
-
-// stopSignals stop a command as Ctrl-C does: SIGINT, SIGTERM (a service manager's
-// stop) and SIGHUP (the terminal or the SSH session closing), so that serve delivers
-// what it acknowledged before it ends. SIGHUP is left out when it is ignored, as
-// nohup makes it: notifying on it would take it back.
-func stopSignals() []os.Signal {
-	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
-	if !signal.Ignored(syscall.SIGHUP) {
-		sigs = append(sigs, syscall.SIGHUP)
-	}
-	return sigs
 }
 
 const usage = `usage: linoone <command> [arguments]
@@ -95,25 +81,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprint(stdout, usage)
 		return 0
 	case "serve":
-		err = serve(ctx, args[1:], getenv, stdout, stderr)
+		err = serveCmd(ctx, args[1:], getenv, stderr)
 	case "shorten":
-		err = shorten(ctx, args[1:], getenv, stdout, stderr)
+		err = shortenCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "inspect":
-		err = inspect(ctx, args[1:], getenv, stdout)
+		err = inspectCmd(ctx, args[1:], getenv, stdout)
 	case "stats":
-		err = stats(ctx, args[1:], getenv, stdout)
+		err = statsCmd(ctx, args[1:], getenv, stdout)
 	case "consume":
-		err = consume(ctx, args[1:], getenv, stdout, stderr)
+		err = consumeCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "status":
-		err = status(ctx, args[1:], getenv, stdout)
+		err = statusCmd(ctx, args[1:], getenv, stdout)
 	case "dlq":
-		err = listDLQ(ctx, args[1:], getenv, stdout)
+		err = dlqCmd(ctx, args[1:], getenv, stdout)
 	case "replay":
-		err = replay(ctx, args[1:], getenv, stdout, stderr)
+		err = replayCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "recover":
-		err = recoverFromLog(ctx, args[1:], getenv, stdout, stderr)
+		err = recoverCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "block", "unblock":
-		err = blockCmd(ctx, args[0], args[1:], getenv, stdout, stderr)
+		err = blockCmd(ctx, args[0], args[1:], getenv, stdout)
 	case "blocked":
 		err = blockedCmd(args[1:], getenv, stdout, stderr)
 	case "discover":
@@ -122,36 +108,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return capacityCmd(args[1:], stdout, stderr)
 	case "version":
 		err = versionCmd(args[1:], stdout)
-	case persistChildCommand: // not in the usage: serve runs it
-		err = persistChild(args[1:], getenv, os.Stdin, stdout, stderr)
+	case serve.ChildCommand: // not in the usage: serve runs it
+		err = persistChildCmd(args[1:], getenv, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "linoone: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
 	return commandResult(args[0], err, stdout, stderr)
-}
-
-// versionCmd prints the main module's version and the VCS revision (and whether the
-// tree was modified) recorded in the binary's build information.
-func versionCmd(args []string, stdout io.Writer) error {
-	if _, err := parse(newFlags("version"), args, 0, 0); err != nil {
-		return err
-	}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return errors.New("no build information in this binary")
-	}
-	settings := map[string]string{}
-	for _, s := range bi.Settings {
-		settings[s.Key] = s.Value
-	}
-	revision := settings["vcs.revision"]
-	if revision == "" {
-		revision = "unknown"
-	}
-	if settings["vcs.modified"] == "true" {
-		revision += " (modified)"
-	}
-	_, err := fmt.Fprintf(stdout, "linoone %s %s\nrevision %s\n%s\n", bi.Main.Path, bi.Main.Version, revision, bi.GoVersion)
-	return err
 }

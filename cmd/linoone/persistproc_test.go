@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/linoone/linoone/internal/app/serve"
 )
 
 // procStat is what /proc/PID/stat says of a process: its state and process group.
@@ -51,7 +53,7 @@ func persistChildren(t *testing.T, pid int) []int {
 		for _, s := range strings.Fields(string(b)) {
 			c, _ := strconv.Atoi(s)
 			cmdline, _ := os.ReadFile(filepath.Join("/proc", s, "cmdline"))
-			if alive(c) && strings.Contains(string(cmdline), persistChildCommand) {
+			if alive(c) && strings.Contains(string(cmdline), serve.ChildCommand) {
 				kids = append(kids, c)
 			}
 		}

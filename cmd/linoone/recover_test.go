@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linoone/linoone/internal/app/datadir"
 	"github.com/linoone/linoone/internal/core/clickfact"
 	"github.com/linoone/linoone/internal/core/shorturl"
 	"github.com/linoone/linoone/internal/local/localbus"
@@ -42,7 +43,7 @@ func loggedFacts(t *testing.T, log *slog.Logger, n int) []clickfact.Fact {
 // journalCount is how many journal records carry key.
 func journalCount(t *testing.T, dataDir, key string) int {
 	t.Helper()
-	segs, err := filepath.Glob(filepath.Join(dataDir, busDir, "journal", "*.log"))
+	segs, err := filepath.Glob(filepath.Join(dataDir, datadir.Bus, "journal", "*.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func journalCount(t *testing.T, dataDir, key string) int {
 func servedDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	bus, err := localbus.OpenBus(filepath.Join(dir, busDir), localbus.BusOptions{})
+	bus, err := localbus.OpenBus(filepath.Join(dir, datadir.Bus), localbus.BusOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func TestRecoverFromLogFails(t *testing.T) {
 func TestRefusedFactsAreRecovered(t *testing.T) {
 	dataDir := t.TempDir()
 	facts := loggedFacts(t, slog.New(slog.DiscardHandler), 3)
-	bus, err := localbus.OpenBus(filepath.Join(dataDir, busDir), localbus.BusOptions{})
+	bus, err := localbus.OpenBus(filepath.Join(dataDir, datadir.Bus), localbus.BusOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +219,7 @@ func TestRefusedFactsAreRecovered(t *testing.T) {
 		return code, stdout.String(), stderr.String()
 	}
 
-	refused := filepath.Join(dataDir, busDir, "refused.jsonl")
+	refused := filepath.Join(dataDir, datadir.Bus, "refused.jsonl")
 	code, out, errOut := cli("consume", "--drain")
 	if code != 1 || out != "delivered 2, invalid 1, refused 1\n" || !strings.Contains(errOut, "linoone recover --from-log "+refused) {
 		t.Fatalf("consume --drain: exit %d, printed %q; want 1, the refused fact counted and how to redrive it\nstderr: %s", code, out, errOut)
@@ -274,7 +275,7 @@ func TestConsumeDrainGivesUp(t *testing.T) {
 // line.
 func TestDLQListingPrintsEscapesItDoesNotRun(t *testing.T) {
 	dir := servedDir(t)
-	if err := os.MkdirAll(filepath.Join(dir, dlqDir), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, datadir.DLQ), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	const evil = "\x1b]0;pwned\x07\x1b[2J\nsecond line\xff"
@@ -283,7 +284,7 @@ func TestDLQListingPrintsEscapesItDoesNotRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, dlqDir, "20261202T000000Z-1.json"), body, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, datadir.DLQ, "20261202T000000Z-1.json"), body, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
@@ -292,25 +293,5 @@ func TestDLQListingPrintsEscapesItDoesNotRun(t *testing.T) {
 	if code != 0 || strings.Contains(out, "\x1b") || strings.Count(out, "\n") != 3 ||
 		!strings.Contains(out, `\x1b]0;pwned\a\x1b[2J second line`) {
 		t.Fatalf("dlq: exit %d, stdout %q, stderr %q; want one row with the key's escapes as text", code, out, &stderr)
-	}
-}
-
-func TestOneLine(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		n    int
-		want string
-	}{
-		{"bus: timeout", 100, "bus: timeout"},
-		{"a\tb\r\nc", 100, "a b  c"},
-		{"\x1b[2J\x00\u202e", 100, `\x1b[2J\x00\u202e`},
-		{"bad \xff byte", 100, `bad \xff byte`},
-		{"gesch\u00e4ft", 5, "gesch…"},
-		{"gesch\u00e4ft", 6, "gesch\u00e4…"},
-		{"abc", 3, "abc"},
-	} {
-		if got := oneLine(c.in, c.n); got != c.want {
-			t.Errorf("oneLine(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
-		}
 	}
 }

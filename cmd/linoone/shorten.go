@@ -2,45 +2,72 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"unicode/utf8"
+	"time"
 
 	"github.com/linoone/linoone/api/management"
-	"github.com/linoone/linoone/internal/app/config"
-	"github.com/linoone/linoone/internal/http/sigv4"
+	"github.com/linoone/linoone/internal/app/producer"
+	"github.com/linoone/linoone/internal/foundation/tty"
 )
 
-// shorten is the producer CLI: it signs POST /shorten with SigV4 through the
+const shortenUsage = `usage: linoone shorten [--json] [--management-url URL] [--idempotency-key KEY] TARGET_URL
+       linoone shorten --file FILE [--json] [--concurrency N] [--management-url URL]
+
+Issues a short URL through the management API, signed with LINOONE_ACCESS_KEY_ID and
+LINOONE_SECRET_ACCESS_KEY or the pair serve wrote to the data directory, and prints
+it; with --json it prints {"short_url","token"}. With --idempotency-key a retry
+returns the same short URL instead of a new one.
+
+With --file it imports FILE (one URL per line, or a CSV with a target_url column;
+- for stdin) in batches of 1,000: target_url,short_url CSV (or JSON lines) on
+stdout in input order, progress and failed lines on stderr, exit 1 if any failed
+(130 if interrupted). Keys derived from the file's content make a re-run mint
+nothing twice: run the same file again to finish it.
+
+example:
+  url=$(linoone shorten 'https://example.com/landing?message_id=msg_123')
+  linoone shorten https://example.com/ --json --idempotency-key order-4711
+  linoone shorten --file links.csv > short-links.csv
+`
+
+// shortenCmd is the producer CLI: it signs POST /shorten with SigV4 through the
 // generated client and prints the short URL; with --file it imports a whole file
-// through POST /shorten/batch (bulk.go).
-func shorten(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+// through POST /shorten/batch (producer.API.Import).
+func shortenCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlags("shorten")
 	managementURLFlag(fs)
 	asJSON := fs.Bool("json", false, `print the answer as JSON: {"short_url","token"} (with --file: one JSON object per line)`)
-	bulk := bulkFlags(fs)
+	file := fs.String("file", "", "import FILE (one URL per line, or CSV with a target_url column; - for stdin) through POST /shorten/batch")
+	concurrency := fs.Int("concurrency", 4, "with --file: batches of 1,000 in flight at once (1-32)")
+	key := fs.String("idempotency-key", "", "without --file: send this Idempotency-Key, so a retry returns the same short URL")
 	pos, err := parse(fs, args, 0, 1)
 	if err == nil {
-		err = bulk.check(fs, pos)
+		err = checkShortenFlags(fs, pos, *file, *key, *concurrency)
 	}
 	if err != nil {
 		return err
 	}
-	api, err := managementClient(getenv, fs, bulk.timeout())
+	timeout := 15 * time.Second // a batch of 1,000 takes longer than one URL
+	if *file != "" {
+		timeout = 2 * time.Minute
+	}
+	api, err := managementClient(getenv, fs, timeout)
 	if err != nil {
 		return err
 	}
-	if *bulk.file != "" {
-		return bulk.run(ctx, api, *asJSON, os.Stdin, stdout, stderr)
+	if *file != "" {
+		return api.Import(ctx, *file, os.Stdin, producer.ImportOptions{Concurrency: *concurrency, JSON: *asJSON}, stdout, stderr)
 	}
-	call := "POST " + api.base + "/shorten"
-	res, err := api.client.ShortenWithResponse(ctx, bulk.params(), management.ShortenJSONRequestBody{TargetURL: pos[0]})
+	var params *management.ShortenParams
+	if *key != "" {
+		params = &management.ShortenParams{IdempotencyKey: key}
+	}
+	call := "POST " + api.Base + "/shorten"
+	res, err := api.Client.ShortenWithResponse(ctx, params, management.ShortenJSONRequestBody{TargetURL: pos[0]})
 	if err != nil {
 		return fmt.Errorf("%s: %w", call, err)
 	}
@@ -48,127 +75,29 @@ func shorten(ctx context.Context, args []string, getenv func(string) string, std
 	if created == nil {
 		created = res.JSON200 // an Idempotency-Key replay: the same body
 	}
-	return printAnswer(stdout, *asJSON, answer{call, res.StatusCode(), res.Body}, "ShortURL", created, func(u *management.ShortURL) error {
-		_, err := fmt.Fprintln(stdout, printable(u.ShortURL))
+	return producer.Print(stdout, *asJSON, producer.Answer{Call: call, Status: res.StatusCode(), Body: res.Body}, "ShortURL", created, func(u *management.ShortURL) error {
+		_, err := fmt.Fprintln(stdout, tty.Printable(u.ShortURL))
 		return err
 	})
 }
 
-// answer is a management API answer as a command reads it: the request it answers,
-// as messages name it ("GET http://…/links/7BTadEDkJ8"), its status and its body.
-type answer struct {
-	call   string
-	status int
-	body   []byte
-}
-
-// printAnswer prints a management API answer: its JSON as it came with --json,
-// else what text writes of ok; without ok (another status) it is the problem the
-// answer carries. An ok answer must hold what openapi.yaml requires of schema: a
-// proxy or another service at a wrong URL answers 200 {"foo":1} too, which the
-// generated client decodes as an empty answer.
-func printAnswer[T any](stdout io.Writer, asJSON bool, a answer, schema string, ok *T, text func(*T) error) error {
-	if ok == nil {
-		return problemError(a)
-	}
-	if err := checkShape(schema, a.body); err != nil {
-		return fmt.Errorf("unexpected answer from %s: %d %v: %.200q", a.call, a.status, err, a.body)
-	}
-	if asJSON {
-		_, err := stdout.Write(a.body)
-		return err
-	}
-	return text(ok)
-}
-
-// shape is what openapi.yaml requires of an object: its required members and, for a
-// member that is an array of objects, the schema of its items.
-type shape struct {
-	members []string
-	items   map[string]string
-}
-
-// shapes are the schemas of the answers the CLI reads, by their names in
-// openapi.yaml (TestShapesAreTheSpecs keeps them in step with it).
-var shapes = map[string]shape{
-	"ShortURL":      {members: []string{"token", "short_url"}},
-	"Link":          {members: []string{"token", "short_url", "target_url"}},
-	"LinkStats":     {members: []string{"token", "clicks", "by_day"}, items: map[string]string{"by_day": "DayClicks"}},
-	"DayClicks":     {members: []string{"date", "clicks", "previews"}},
-	"BatchResponse": {members: []string{"results"}},
-}
-
-// checkShape says what body lacks of what schema requires: a JSON object, its
-// required members (null counts as missing), and theirs in the items of an array
-// member (by_day[2].date).
-func checkShape(schema string, body []byte) error {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
-		return errors.New("is not a JSON object")
-	}
-	var missing []string
-	s := shapes[schema]
-	for _, m := range s.members {
-		if v, ok := obj[m]; !ok || string(v) == "null" {
-			missing = append(missing, m)
-		}
-	}
-	for m, itemSchema := range s.items {
-		var items []json.RawMessage
-		_ = json.Unmarshal(obj[m], &items) // the generated client decoded it already
-		for i, item := range items {
-			if err := checkShape(itemSchema, item); err != nil {
-				missing = append(missing, fmt.Sprintf("%s[%d] (%v)", m, i, err))
-			}
-		}
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("lacks %s", strings.Join(missing, ", "))
+// checkShortenFlags refuses a command line that mixes the two modes, or gives an
+// empty --idempotency-key: that is most often an unset shell variable, and sending
+// no key would issue a new short URL on every retry the key was meant to make safe.
+func checkShortenFlags(fs *flag.FlagSet, pos []string, file, key string, concurrency int) error {
+	keyGiven := false
+	fs.Visit(func(fl *flag.Flag) { keyGiven = keyGiven || fl.Name == "idempotency-key" })
+	switch {
+	case file == "" && len(pos) != 1:
+		return &usageError{fs: fs, err: errors.New("an argument is missing: give TARGET_URL or --file FILE")}
+	case file != "" && len(pos) != 0:
+		return &usageError{fs: fs, err: errors.New("give TARGET_URL or --file FILE, not both")}
+	case file != "" && keyGiven:
+		return &usageError{fs: fs, err: errors.New("--idempotency-key is for one URL: --file derives its keys from the file")}
+	case keyGiven && key == "":
+		return &usageError{fs: fs, err: errors.New("--idempotency-key is empty (an unset variable?): give a key, or leave the flag out to issue a new short URL")}
+	case concurrency < 1 || concurrency > 32:
+		return &usageError{fs: fs, err: fmt.Errorf("--concurrency %d: want 1 to 32", concurrency)}
 	}
 	return nil
-}
-
-// producerCredentials are the SigV4 credentials of the producer CLI: the environment
-// pair, or the pair `linoone serve` wrote into the data directory. Unlike serve, it
-// never creates one — a new random pair would not match the server's.
-func producerCredentials(cfg config.Shorten) (sigv4.Credentials, error) {
-	if cfg.Credentials == (sigv4.Credentials{}) {
-		path := filepath.Join(cfg.DataDir, sigv4.CredentialsFile)
-		if _, err := os.Stat(path); err != nil {
-			return sigv4.Credentials{}, fmt.Errorf("no credentials: set %s and %s, or %s",
-				sigv4.EnvAccessKeyID, sigv4.EnvSecretAccessKey, startServeFirst(cfg.DataDir))
-		}
-	}
-	creds, _, _, err := sigv4.LoadOrCreate(cfg.DataDir, cfg.Credentials)
-	return creds, err
-}
-
-// problemError turns a problem+json answer into a one-line error.
-func problemError(a answer) error {
-	var p management.Problem
-	if err := json.Unmarshal(a.body, &p); err == nil && p.Detail != "" {
-		return errors.New(problemText(a.status, p))
-	}
-	return fmt.Errorf("unexpected answer from %s: %d: %.200q", a.call, a.status, a.body)
-}
-
-// problemText is a problem as a message shows it, each of its strings printable.
-func problemText(status int, p management.Problem) string {
-	return fmt.Sprintf("%d %s: %s (%s)", status, printable(p.Title), printable(p.Detail), printable(p.Type))
-}
-
-// printable is s as it is when it is valid UTF-8 and every character of it prints,
-// else quoted with Go's escapes (strconv.Quote): an input line or a server's problem
-// echoed raw could hold a carriage return that overwrites the line, or escape
-// sequences that the terminal runs.
-func printable(s string) string {
-	if !utf8.ValidString(s) {
-		return strconv.Quote(s)
-	}
-	for _, r := range s {
-		if !strconv.IsPrint(r) {
-			return strconv.Quote(s)
-		}
-	}
-	return s
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/linoone/linoone/api/management"
+	"github.com/linoone/linoone/internal/app/producer"
 )
 
 const statsUsage = `usage: linoone stats [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--json] [--management-url URL] TOKEN|SHORT_URL
@@ -22,8 +23,8 @@ example:
   linoone stats 7BTadEDkJ8 --from 2026-11-01 --to 2026-11-30
 `
 
-// stats prints GET /links/{token}/stats through the generated client as a table.
-func stats(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+// statsCmd prints GET /links/{token}/stats through the generated client as a table.
+func statsCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	fs := newFlags("stats")
 	managementURLFlag(fs)
 	from := fs.String("from", "", "first UTC day, YYYY-MM-DD (default: 29 days before --to)")
@@ -44,13 +45,13 @@ func stats(ctx context.Context, args []string, getenv func(string) string, stdou
 	if *to != "" {
 		params.To = to
 	}
-	tok := tokenOf(pos[0])
-	call := fmt.Sprintf("GET %s/links/%s/stats", api.base, tok)
-	res, err := api.client.GetLinkStatsWithResponse(ctx, tok, &params)
+	tok := producer.TokenOf(pos[0])
+	call := fmt.Sprintf("GET %s/links/%s/stats", api.Base, tok)
+	res, err := api.Client.GetLinkStatsWithResponse(ctx, tok, &params)
 	if err != nil {
 		return fmt.Errorf("%s: %w", call, err)
 	}
-	return printAnswer(stdout, *asJSON, answer{call, res.StatusCode(), res.Body}, "LinkStats", res.JSON200, func(s *management.LinkStats) error {
+	return producer.Print(stdout, *asJSON, producer.Answer{Call: call, Status: res.StatusCode(), Body: res.Body}, "LinkStats", res.JSON200, func(s *management.LinkStats) error {
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "date\tclicks\tpreviews\t")
 		var clicks, previews int64

@@ -4,82 +4,34 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
-	"net/http"
-	"net/url"
-	"path/filepath"
-	"strings"
-	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/linoone/linoone/internal/app/config"
-	"github.com/linoone/linoone/internal/foundation/flock"
-	"github.com/linoone/linoone/internal/local/localbus"
+	"github.com/linoone/linoone/internal/app/datadir"
+	"github.com/linoone/linoone/internal/app/status"
 )
 
-// statusProbeTimeout bounds each listener's answer to linoone status.
-const statusProbeTimeout = 2 * time.Second
+const statusUsage = `usage: linoone status [--json]
 
-// statusReport is what linoone status prints, and with --json its document.
-type statusReport struct {
-	Serve      serveStatus     `json:"serve"`
-	Resolver   listenerStatus  `json:"resolver"`
-	Management listenerStatus  `json:"management"`
-	Persist    *listenerStatus `json:"persist,omitempty"` // only where serve starts local Persist
-	Journal    journalStatus   `json:"journal"`
-	ClickDLQ   dlqStatus       `json:"click_dlq"`
-}
+Says whether a serve runs on LINOONE_DATA_DIR and which process delivers its journal
+(serve itself or a linoone consume; Linux lists the locks that tell), whether serve's
+resolver, management API and local Persist answer GET /healthz (ok, degraded and
+what is, or down), how much of the journal waits for its consumer and since when
+(the time of the oldest click not yet delivered), and how many click facts wait in
+the click DLQ. It asks the listeners where the running serve recorded them in the
+data dir, else where LINOONE_RESOLVER_ADDR, LINOONE_MANAGEMENT_ADDR (or _URL) and
+LINOONE_PERSIST_ADDR say. It takes no lock and writes nothing, so it runs beside
+serve and linoone consume. Exit 1 when a listener is down or degraded.
 
-// listenerStatus is one listener's GET /healthz: "ok", "degraded" (with what is) or
-// "down" (no answer, or not the health document: with the error).
-type listenerStatus struct {
-	part     string   // resolver, management or persist
-	URL      string   `json:"url"`
-	Status   string   `json:"status"`
-	Degraded []string `json:"degraded,omitempty"`
-	Error    string   `json:"error,omitempty"`
-	lag      *int64   // the resolver's bus_lag_bytes: present when serve's consumer is inline
-}
+example:
+  linoone status
+  linoone status --json | jq .journal
+`
 
-// serveStatus is whether a serve holds the data dir, from the lock it takes there:
-// "running" (with its pid), "stopped", or "unknown" where the system does not list
-// the locks held (only Linux does).
-type serveStatus struct {
-	DataDir string `json:"data_dir"`
-	State   string `json:"state"`
-	PID     int    `json:"pid,omitempty"`
-	// Addresses says where the listeners' addresses came from: "recorded" by the
-	// running serve in the data dir, or the "environment" (LINOONE_RESOLVER_ADDR,
-	// LINOONE_MANAGEMENT_ADDR or _URL, LINOONE_PERSIST_ADDR): where no serve runs,
-	// where the system lists no locks, or where serve recorded none.
-	Addresses string `json:"addresses"`
-}
-
-type journalStatus struct {
-	WaitingBytes  int64      `json:"waiting_bytes"`
-	OldestWaiting *time.Time `json:"oldest_waiting,omitempty"`
-	// Consumer is who delivers the journal: "inline" (serve), "external" (linoone
-	// consume, ConsumerPID), "none" or "unknown". It comes from the consumer's lock
-	// where the system lists locks, else from the resolver's /healthz, whose
-	// bus_lag_bytes only an inline consumer gives.
-	Consumer    string `json:"consumer"`
-	ConsumerPID int    `json:"consumer_pid,omitempty"`
-}
-
-type dlqStatus struct {
-	Waiting int `json:"waiting"`
-}
-
-// errNotAllUp is status's result when a listener is down or degraded: the report
-// says which.
-var errNotAllUp = errors.New("not every listener answers ok")
-
-// status reports whether serve's listeners answer, what waits in the local bus for
-// its consumer and what waits in the click DLQ. It reads the data dir and writes
-// nothing, so it runs beside serve and linoone consume.
-func status(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+// statusCmd is linoone status: it prints the report, and fails when a listener is
+// down or degraded.
+func statusCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	fs := newFlags("status")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	if _, err := parse(fs, args, 0, 0); err != nil {
@@ -89,241 +41,23 @@ func status(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return err
 	}
-	if err := servedDataDir(cfg.DataDir); err != nil {
+	if err := datadir.CheckServed(cfg.DataDir); err != nil {
 		return err
 	}
-	var rep statusReport
-	holders, err := rep.readDataDir(cfg.DataDir)
-	if err != nil {
+	rep, err := status.Check(ctx, cfg)
+	if err != nil && !errors.Is(err, status.ErrNotAllUp) {
 		return err
 	}
-	probes := rep.listeners(cfg, holders)
-	var wg sync.WaitGroup
-	for _, p := range probes {
-		wg.Go(func() { p.probe(ctx) })
-	}
-	wg.Wait()
-	rep.whoRuns(holders)
+	var werr error
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		err = enc.Encode(rep)
+		werr = enc.Encode(rep)
 	} else {
-		err = rep.write(stdout, time.Now())
+		werr = rep.Write(stdout, time.Now())
 	}
-	if err != nil {
-		return err
+	if werr != nil {
+		return werr
 	}
-	var notUp []string
-	for _, p := range probes {
-		if p.Status != "ok" {
-			notUp = append(notUp, p.part+" "+p.Status)
-		}
-	}
-	if len(notUp) > 0 {
-		err = fmt.Errorf("%w: %s", errNotAllUp, strings.Join(notUp, ", "))
-		if rep.Serve.PID != 0 && rep.Serve.Addresses == addressesFromEnv {
-			err = fmt.Errorf("%w (serve, pid %d, holds the data dir: were LINOONE_RESOLVER_ADDR, LINOONE_MANAGEMENT_ADDR and LINOONE_PERSIST_ADDR the same when it started?)", err, rep.Serve.PID)
-		}
-		return err
-	}
-	return nil
-}
-
-// Where status found the listeners' addresses (serveStatus.Addresses).
-const (
-	addressesRecorded = "recorded" // by the serve holding the data dir (listeningFile)
-	addressesFromEnv  = "environment"
-)
-
-// listeners sets the listeners to ask and returns them: where the serve holding the
-// data dir recorded them, or else where this environment says.
-func (r *statusReport) listeners(cfg config.Status, h lockHolders) []*listenerStatus {
-	r.Serve.Addresses = addressesFromEnv
-	r.Resolver = listenerStatus{part: "resolver", URL: "http://" + cfg.ResolverAddr}
-	r.Management = listenerStatus{part: "management", URL: strings.TrimSuffix(cfg.ManagementURL, "/")}
-	persistAddr := ""
-	if cfg.Persist.Start {
-		persistAddr = cfg.Persist.Addr
-	}
-	// A record left by a serve that was killed names a pid that holds no lock; a
-	// record that cannot be read is as good as none.
-	if l, ok, err := readListening(cfg.DataDir); err == nil && ok && h.known && l.PID == h.serve {
-		r.Serve.Addresses = addressesRecorded
-		r.Resolver.URL, r.Management.URL, persistAddr = "http://"+l.Resolver, "http://"+l.Management, l.Persist
-	}
-	probes := []*listenerStatus{&r.Resolver, &r.Management}
-	if persistAddr != "" {
-		r.Persist = &listenerStatus{part: "persist", URL: "http://" + persistAddr}
-		probes = append(probes, r.Persist)
-	}
-	return probes
-}
-
-// lockHolders are the processes holding the data dir's locks: serve's, and its bus
-// consumer's; known is false where the system does not list locks.
-type lockHolders struct {
-	serve, consumer int
-	known           bool
-}
-
-// readDataDir fills in what the data dir tells (the journal waiting, the click DLQ)
-// and returns who holds its locks.
-func (r *statusReport) readDataDir(dataDir string) (lockHolders, error) {
-	r.Serve.DataDir = dataDir
-	if abs, err := filepath.Abs(dataDir); err == nil {
-		r.Serve.DataDir = abs
-	}
-	var h lockHolders
-	var err error
-	if h.serve, h.known, err = flock.Holder(filepath.Join(dataDir, serveLock)); err != nil {
-		return lockHolders{}, err
-	}
-	if h.consumer, _, err = localbus.ConsumerHolder(filepath.Join(dataDir, busDir)); err != nil {
-		return lockHolders{}, err
-	}
-	backlog, err := localbus.ReadBacklog(filepath.Join(dataDir, busDir))
-	if err != nil {
-		return lockHolders{}, err
-	}
-	r.Journal.WaitingBytes = backlog.Bytes
-	if !backlog.Oldest.IsZero() {
-		r.Journal.OldestWaiting = &backlog.Oldest
-	}
-	if r.ClickDLQ.Waiting, err = localbus.WaitingInDLQ(filepath.Join(dataDir, dlqDir)); err != nil {
-		return lockHolders{}, err
-	}
-	return h, nil
-}
-
-// whoRuns says whether serve runs and who delivers the journal: from the locks'
-// holders where they are known, else from what the resolver answered.
-func (r *statusReport) whoRuns(h lockHolders) {
-	r.Serve.State, r.Journal.Consumer = "unknown", "unknown"
-	switch {
-	case h.known:
-		r.Serve.State, r.Serve.PID = "stopped", h.serve
-		if h.serve != 0 {
-			r.Serve.State = "running"
-		}
-		switch h.consumer {
-		case 0:
-			r.Journal.Consumer = "none"
-		case h.serve:
-			r.Journal.Consumer = "inline"
-		default:
-			r.Journal.Consumer, r.Journal.ConsumerPID = "external", h.consumer
-		}
-	case r.Resolver.Status != "down":
-		r.Journal.Consumer = "external"
-		if r.Resolver.lag != nil {
-			r.Journal.Consumer = "inline"
-		}
-	}
-}
-
-// probe asks the listener for GET /healthz.
-func (l *listenerStatus) probe(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, statusProbeTimeout)
-	defer cancel()
-	l.Status = "down"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.URL+"/healthz", nil)
-	if err != nil {
-		l.Error = err.Error()
-		return
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // not the method and URL again
-		}
-		l.Error = err.Error()
-		return
-	}
-	defer res.Body.Close()
-	var h struct {
-		Status   string   `json:"status"`
-		Degraded []string `json:"degraded"`
-		Lag      *int64   `json:"bus_lag_bytes"`
-	}
-	err = json.NewDecoder(io.LimitReader(res.Body, 64<<10)).Decode(&h)
-	switch {
-	case res.StatusCode != http.StatusOK:
-		l.Error = "GET /healthz answered " + res.Status
-	case err != nil:
-		l.Error = "GET /healthz: " + err.Error()
-	case h.Status != "ok" && h.Status != "degraded":
-		l.Error = fmt.Sprintf("GET /healthz: status %q", h.Status)
-	default:
-		l.Status, l.Degraded, l.lag = h.Status, h.Degraded, h.Lag
-	}
-}
-
-// write prints the report as a table, one line a part; now dates the oldest click
-// waiting.
-func (r statusReport) write(w io.Writer, now time.Time) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	switch r.Serve.State {
-	case "running":
-		fmt.Fprintf(tw, "serve\tpid %d, on %s\n", r.Serve.PID, oneLine(r.Serve.DataDir, 200))
-	case "stopped":
-		fmt.Fprintf(tw, "serve\tnot running on %s\n", oneLine(r.Serve.DataDir, 200))
-	default:
-		fmt.Fprintf(tw, "serve\ton %s\n", oneLine(r.Serve.DataDir, 200))
-	}
-	line := func(l *listenerStatus) {
-		state := l.Status
-		switch {
-		case l.Status == "degraded":
-			state += ": " + oneLine(strings.Join(l.Degraded, ", "), 200)
-		case l.Error != "":
-			state += ": " + oneLine(l.Error, 200)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", l.part, oneLine(l.URL, 100), state)
-	}
-	line(&r.Resolver)
-	line(&r.Management)
-	if r.Persist != nil {
-		line(r.Persist)
-	}
-	j := r.Journal
-	switch {
-	case j.WaitingBytes == 0:
-		fmt.Fprintf(tw, "journal\tevery click delivered into Persist\n")
-	case j.OldestWaiting != nil:
-		fmt.Fprintf(tw, "journal\t%s waiting for the consumer; the oldest click from %s (%s ago)\n",
-			byteSize(j.WaitingBytes), j.OldestWaiting.UTC().Format(time.RFC3339), now.Sub(*j.OldestWaiting).Round(time.Second))
-	default:
-		fmt.Fprintf(tw, "journal\t%s waiting for the consumer\n", byteSize(j.WaitingBytes))
-	}
-	switch {
-	case j.Consumer == "external" && j.ConsumerPID != 0:
-		fmt.Fprintf(tw, "\tlinoone consume (pid %d) delivers it\n", j.ConsumerPID)
-	case j.WaitingBytes == 0:
-	case j.Consumer == "none":
-		fmt.Fprintf(tw, "\tno consumer is running: serve delivers it (LINOONE_CONSUMER=inline), or linoone consume does\n")
-	case j.Consumer == "external":
-		fmt.Fprintf(tw, "\tserve runs no consumer (LINOONE_CONSUMER=external): linoone consume delivers it\n")
-	}
-	if r.ClickDLQ.Waiting == 0 {
-		fmt.Fprintf(tw, "click DLQ\tno click fact waiting\n")
-	} else {
-		fmt.Fprintf(tw, "click DLQ\t%d click facts waiting: linoone dlq lists them, linoone replay republishes them\n", r.ClickDLQ.Waiting)
-	}
-	return tw.Flush()
-}
-
-// byteSize is n bytes for a person: "312 bytes", "48.2 MB".
-func byteSize(n int64) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprintf("%d bytes", n)
-	case n < 1000*1000:
-		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
-	case n < 1000*1000*1000:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	default:
-		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
-	}
+	return err
 }

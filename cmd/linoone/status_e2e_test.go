@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linoone/linoone/internal/app/datadir"
 	"github.com/linoone/linoone/internal/testutil/testport"
 )
 
@@ -119,7 +120,7 @@ func TestStatus(t *testing.T) {
 	}
 
 	in.stop()
-	if _, err := os.Stat(filepath.Join(in.dataDir, listeningFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(in.dataDir, datadir.ListeningFile)); !os.IsNotExist(err) {
 		t.Errorf("serve stopped, but its record of its listeners is left: %v", err)
 	}
 	rep, errOut, err := status()

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linoone/linoone/internal/app/datadir"
 	"github.com/linoone/linoone/internal/foundation/flock"
 	"github.com/linoone/linoone/internal/testutil/testport"
 )
@@ -124,8 +125,8 @@ func TestStatusAsksWhereServeListens(t *testing.T) {
 		"LINOONE_MANAGEMENT_ADDR": testport.Free(t),
 		"LINOONE_PERSIST_ADDR":    testport.Free(t),
 	}
-	rec := listening{PID: os.Getpid(), Resolver: strings.TrimPrefix(resolver.URL, "http://"), Management: strings.TrimPrefix(management.URL, "http://")}
-	if err := recordListening(dataDir, rec); err != nil {
+	rec := datadir.Listening{PID: os.Getpid(), Resolver: strings.TrimPrefix(resolver.URL, "http://"), Management: strings.TrimPrefix(management.URL, "http://")}
+	if err := datadir.RecordListening(dataDir, rec); err != nil {
 		t.Fatal(err)
 	}
 	statusJSON := func() (int, statusOutput, string) {
@@ -152,7 +153,7 @@ func TestStatusAsksWhereServeListens(t *testing.T) {
 		t.Errorf("status asked a Persist serve recorded none of: %+v", rep.Persist)
 	}
 	rec.Persist = env["LINOONE_RESOLVER_ADDR"] // a closed port
-	if err := recordListening(dataDir, rec); err != nil {
+	if err := datadir.RecordListening(dataDir, rec); err != nil {
 		t.Fatal(err)
 	}
 	if code, rep, _ := statusJSON(); code != 1 || rep.Persist == nil || rep.Persist.URL != "http://"+rec.Persist || rep.Persist.Status != "down" {
@@ -160,7 +161,7 @@ func TestStatusAsksWhereServeListens(t *testing.T) {
 	}
 
 	rec.PID = os.Getpid() + 1 // holds no lock here
-	if err := recordListening(dataDir, rec); err != nil {
+	if err := datadir.RecordListening(dataDir, rec); err != nil {
 		t.Fatal(err)
 	}
 	code, rep, errOut = statusJSON()
@@ -191,10 +192,10 @@ func healthServer(t *testing.T, body string) *httptest.Server {
 // as a serve with its consumer inline does.
 func holdDataDir(t *testing.T, dataDir string) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Join(dataDir, busDir), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Join(dataDir, datadir.Bus), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{serveLock, filepath.Join(busDir, "consumer.lock")} {
+	for _, name := range []string{datadir.ServeLock, filepath.Join(datadir.Bus, "consumer.lock")} {
 		l, err := flock.Open(filepath.Join(dataDir, name))
 		if err != nil {
 			t.Fatal(err)

@@ -1,6 +1,7 @@
 // Package foundation groups small helpers that know nothing of short URLs and
 // that every other group may use: giving long work's CPU to waiting requests
 // (yield), bounding the log lines a client can trigger (logbudget), advisory file
-// locks (flock) and atomic file writes (atomicfile). Packages under foundation/
+// locks (flock), atomic file writes (atomicfile) and printing outside text on a
+// terminal safely (tty). Packages under foundation/
 // import only the standard library and golang.org/x (TestImportRules).
 package foundation

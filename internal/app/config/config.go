@@ -29,8 +29,8 @@ const (
 
 // The patterns leave long bounds to the code that uses them (maxBusName, maxEnvironment):
 // a bounded repetition such as {1,256} compiles into that many copies of its class,
-// and compiling them took 4–10 ms of every binary's start (GODEBUG=inittrace=1), up to
-// a third of the package inits of the resolve and replay functions' cold starts.
+// and compiling those at every binary's start was a large share of the Lambdas' cold
+// starts (GODEBUG=inittrace=1; scripts/bench-lambda-init.sh).
 var (
 	busNamePattern = regexp.MustCompile(`^[A-Za-z0-9._\-/]+$`)
 	busARNPattern  = regexp.MustCompile(`^arn:aws[a-z\-]*:events:[a-z0-9\-]+:\d{12}:event-bus/([A-Za-z0-9._\-/]+)$`)

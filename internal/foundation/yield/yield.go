@@ -17,7 +17,7 @@ import (
 )
 
 // Interval is how long a Point lets work run between yields: short beside a
-// redirect's latency under load, long beside a yield's cost (~10–20 µs).
+// redirect's latency under load, long beside what a yield costs (BenchmarkNow).
 const Interval = 500 * time.Microsecond
 
 // Point is where a loop may yield. The zero value is ready to use; a Point belongs
@@ -46,7 +46,7 @@ var when atomic.Pointer[func() bool]
 
 // When makes Maybe yield only while active reports true; for `serve`, while it
 // serves redirects, so that catching up once they stop runs at full speed (a
-// yield costs ~10–20 µs even with nothing else to run). nil, the default, makes
+// yield costs its park even with nothing else to run). nil, the default, makes
 // Maybe never yield: a process with no redirects to make way for (`linoone
 // consume`, the CLI, a Lambda) has nothing to gain from it. Now is not affected.
 func When(active func() bool) {

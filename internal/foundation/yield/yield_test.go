@@ -69,3 +69,11 @@ func TestWhenGatesMaybe(t *testing.T) {
 		t.Fatal("Maybe did not yield while When reported true")
 	}
 }
+
+// BenchmarkNow is what one yield costs with nothing else to run: the reason
+// Interval is long beside it and When turns yields off when nothing waits.
+func BenchmarkNow(b *testing.B) {
+	for b.Loop() {
+		Now()
+	}
+}

@@ -1,12 +1,12 @@
 // Package fastresolver serves the resolver API on serve's resolver port with
 // fasthttp instead of net/http.
 //
-// A redirect costs a bare net/http server about 25 µs of CPU on this project's
-// reference machine, most of it net/http's own: request and header maps, the
-// response's chunk writer, and the background read it starts for every request
-// whose handler blocks, as a redirect does while its click is fsync'ed. fasthttp
-// answers the same 302 in about 15 µs, which leaves room on one core for the click's
-// fact, its journal write and the inline consumer (issue 8, scenarios A and B).
+// Most of a bare net/http redirect's CPU is net/http's own: request and header
+// maps, the response's chunk writer, and the background read it starts for every
+// request whose handler blocks, as a redirect does while its click is fsync'ed.
+// fasthttp answers the same 302 for less, which leaves more of one core for the
+// click's fact, its journal write and the inline consumer (docs/performance.md,
+// "the resolver's server").
 //
 // Only the redirect takes the fast path: GET or HEAD of a path that is exactly "/"
 // and a well-formed token, optionally with a query. Its answer is the resolver

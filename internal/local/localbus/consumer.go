@@ -26,15 +26,8 @@ const (
 
 	// A large batch costs Persist fewer pages per event: one transaction rewrites
 	// each index page it touches once, and clicks of one short URL share pages.
-	// 1,000 events of about 768 KiB made batches of ~400 click events; 4,000 and
-	// 6 MiB (bodies stay under local Persist's 8 MiB limit, since a body holds only
-	// each event's vertex and edge) took `make bench` D from 9.3k to 10.8k facts/s,
-	// and to 16.8k once a batch was no longer cut at one 1 MiB read of the journal
-	// (~3,300 clicks of 1.9 KB a batch; Persist 65 -> 39 µs a fact). Bounding the
-	// body rather than the events it came from lets a batch take ~8,000 clicks,
-	// whose body (about 0.75 KB a click) is still under 6 MiB: with three batches
-	// in flight, D by hand went from 21.4k to 24.6k facts/s (mean of three runs),
-	// Persist from 37 to 33 µs a fact.
+	// The bound is the body's (under local Persist's 8 MiB limit), not the events'
+	// (docs/performance.md, "consumer batches"; BenchmarkConsumerDeliver).
 	defaultMaxBatch      = 10000
 	defaultMaxBatchBytes = 6 << 20
 	// batchReadFactor is how many times MaxBatchBytes of journal a batch reads: a
@@ -51,8 +44,8 @@ const (
 	// defaultPipeline is how many batches Drain, and Run while no redirects are
 	// served, keep in Persist at once. Two keep Persist busy while the consumer
 	// commits one batch and reads and assembles the next; a third lets Persist
-	// parse one while it syncs another's transaction (D by hand: 20-21k facts/s
-	// with two, 22-25k with three, no better with four).
+	// parse one while it syncs another's transaction; a fourth gained nothing
+	// (docs/performance.md, "consumer batches").
 	defaultPipeline = 3
 	// defaultBusyBatch caps Run's batches while redirects are served (Busy): a
 	// batch's ingest holds the one core for as long as it takes (about 80 µs per

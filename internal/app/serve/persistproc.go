@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package serve
 
 import (
 	"bufio"
@@ -20,22 +20,18 @@ import (
 	"time"
 
 	"github.com/linoone/linoone/internal/app/config"
+	"github.com/linoone/linoone/internal/app/datadir"
 	"github.com/linoone/linoone/internal/http/sigv4"
 )
 
-// Why local Persist runs in a child process: on the one core of make bench A, the
-// redirects and local Persist's SQLite commits share serve's single P, and Go's
-// scheduler lets a goroutine run 10 ms before it preempts it. A commit, or a WAL
-// checkpoint, cannot yield in between, so a redirect that arrived behind one waited
-// it out: that was most of A's p99. In a process of its own, Persist is preempted by
-// the kernel as soon as a redirect's packet wakes serve. Measured pinned as make
-// bench A, three alternating pairs against the build before: p99 8.9–10.1 ms against
-// 13.3–15.5, p99.9 14.8–18.2 against 24.2–28.1 ms, every click delivered 4.9–5.0 s
-// after the load against 5.0–5.5 s, at 24,400–27,100 requests/s against
-// 26,000–28,800 (the inline consumer's pace, see openBus); under wrk -c8, p99
-// 5.6–6.4 ms against 11.3–12.3. Nothing changes for durability: Persist commits
-// (synchronous=FULL) before it answers, in either process, and the consumer moves
-// its offset only past what Persist acknowledged.
+// Why local Persist runs in a child process: with one P, a redirect that arrives
+// behind one of its SQLite commits or WAL checkpoints (which cannot yield) waits it
+// out, up to Go's 10 ms preemption; in a process of its own, Persist is preempted by
+// the kernel as soon as a redirect's packet wakes serve, which roughly halved the
+// redirects' p99 (docs/performance.md, "local Persist in a child process").
+// Nothing changes for durability: Persist commits (synchronous=FULL) before it
+// answers, in either process, and the consumer moves its offset only past what
+// Persist acknowledged.
 
 // persistProc runs local Persist as a child of serve on serve's listener, restarts
 // it if it dies, and stops it when serve is done with it. The child cannot outlive
@@ -141,7 +137,7 @@ func (p *persistProc) supervise(exe string, ready chan<- error) {
 // runChild starts one child, calls started once it serves (or with why it did
 // not), and returns when it exited: whether it had served, and how it ended.
 func (p *persistProc) runChild(exe string, started func(error)) (served bool, err error) {
-	cmd := exec.Command(selfExecutable(exe), persistChildCommand)
+	cmd := exec.Command(selfExecutable(exe), ChildCommand)
 	cmd.Args[0] = exe
 	cmd.Env = p.env
 	cmd.ExtraFiles = []*os.File{p.ln} // fd 3
@@ -233,21 +229,18 @@ func (p *persistProc) kill() {
 // persistReady is the line the child writes on its stdout once it serves.
 const persistReady = "ready"
 
-// persistChild is the child's side: local Persist on the listener at fd 3, until
-// stdin closes. Its life is serve's, so it ignores the signals a terminal or a
-// service manager sends the whole group: serve still delivers its journal into it
-// while it shuts down, and closes the pipe once it has.
-func persistChild(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if _, err := parse(newFlags(persistChildCommand), args, 0, 0); err != nil {
-		return err
-	}
+// PersistChild is the child's side (ChildCommand): local Persist on the listener at
+// fd 3, until stdin closes. Its life is serve's, so it ignores the signals a
+// terminal or a service manager sends the whole group: serve still delivers its
+// journal into it while it shuts down, and closes the pipe once it has.
+func PersistChild(getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	signal.Ignore(os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	cfg, err := config.LoadServe(getenv)
 	if err != nil {
 		return err
 	}
-	log := cfg.Logger(stderr).With("process", persistChildCommand)
-	creds, err := persistCredentials(cfg.DataDir, cfg.Persist.Credentials, false, slog.New(slog.DiscardHandler))
+	log := cfg.Logger(stderr).With("process", ChildCommand)
+	creds, err := datadir.PersistCredentials(cfg.DataDir, cfg.Persist.Credentials, false, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package main
+package producer
 
 import (
 	"bufio"
@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/linoone/linoone/api/management"
 	"github.com/linoone/linoone/internal/core/shorturl"
+	"github.com/linoone/linoone/internal/foundation/tty"
 	"github.com/linoone/linoone/internal/http/mgmtapi"
 )
 
@@ -55,13 +55,23 @@ func splitBatches(recs []record) [][]record {
 	return batches
 }
 
-// bulkJob is one import: what to read, where to send it, how to report.
-type bulkJob struct {
-	api         managementAPI
+// ImportOptions are an import's: how many batches are in flight at once, and
+// whether its results are JSON lines rather than CSV.
+type ImportOptions struct {
+	Concurrency int
+	JSON        bool
+}
+
+// ErrInterrupted is an import cut short by its context (Ctrl-C): the message says
+// what was done and how to finish.
+var ErrInterrupted = errors.New("interrupted")
+
+// importJob is one import: what to read, where to send it, how to report.
+type importJob struct {
+	api         API
 	concurrency int
 	asJSON      bool
 	stdout      io.Writer
-	stderr      io.Writer
 	progress    *progressReporter
 }
 
@@ -92,13 +102,14 @@ type stopError struct{ err error }
 func (e *stopError) Error() string { return e.err.Error() }
 func (e *stopError) Unwrap() error { return e.err }
 
-// bulkShorten is `linoone shorten --file FILE`: it reads FILE ("-": stdin), sends
+// Import is `linoone shorten --file FILE`: it reads FILE ("-": stdin), sends
 // its target URLs in batches of up to 1,000 with bounded concurrency, and writes
 // target_url,short_url CSV (or JSON lines) to stdout in input order and each failed
 // line with its problem to stderr. Each batch carries the Idempotency-Key
 // "linoone-file:<sha256 of the content, 32 hex digits>:<first line>", so item i of it
 // uses "<that key>#<i>": running the same file again mints nothing twice.
-func bulkShorten(ctx context.Context, j bulkJob, file string, stdin io.Reader) error {
+func (api API) Import(ctx context.Context, file string, stdin io.Reader, o ImportOptions, stdout, stderr io.Writer) error {
+	j := importJob{api: api, concurrency: o.Concurrency, asJSON: o.JSON, stdout: stdout, progress: newProgress(stderr)}
 	content, err := readInput(file, stdin)
 	if err != nil {
 		return err
@@ -132,7 +143,7 @@ func bulkShorten(ctx context.Context, j bulkJob, file string, stdin io.Reader) e
 		return fmt.Errorf("stopped after %d of %d lines: %w; then run the same file again (lines already issued replay)", t.lines, len(recs), err)
 	case err != nil && interrupted.Err() != nil:
 		// Batches past the last line written may have been issued too: they replay.
-		return &interruptedError{fmt.Errorf("interrupted after %d of %d lines; run the same file again to finish (lines already issued replay)", t.lines, len(recs))}
+		return fmt.Errorf("%w after %d of %d lines; run the same file again to finish (lines already issued replay)", ErrInterrupted, t.lines, len(recs))
 	case err != nil:
 		return err
 	}
@@ -144,7 +155,7 @@ func bulkShorten(ctx context.Context, j bulkJob, file string, stdin io.Reader) e
 // is read once its done channel is closed. A batch that stops the import cancels
 // ctx with its error (stop); once ctx ends, the batches not sent are done too, cut
 // short.
-func (j bulkJob) sendAll(ctx context.Context, stop context.CancelCauseFunc, keyPrefix string, parts [][]record) ([]batchResult, []chan struct{}, *sync.WaitGroup) {
+func (j importJob) sendAll(ctx context.Context, stop context.CancelCauseFunc, keyPrefix string, parts [][]record) ([]batchResult, []chan struct{}, *sync.WaitGroup) {
 	results := make([]batchResult, len(parts))
 	done := make([]chan struct{}, len(parts))
 	for i := range done {
@@ -293,7 +304,7 @@ const maxBatchAnswer = 16 << 20
 // per record, or the error of its last attempt. A batch the API refuses whole
 // otherwise fails with a *stopError at once: no retry passes credentials it refuses
 // or a URL that is not the API.
-func (j bulkJob) send(ctx context.Context, key string, part []record) batchResult {
+func (j importJob) send(ctx context.Context, key string, part []record) batchResult {
 	body := management.ShortenBatchJSONRequestBody{Items: make([]management.BatchItem, len(part))}
 	for i, r := range part {
 		body.Items[i].TargetURL = &r.target
@@ -320,9 +331,9 @@ func (j bulkJob) send(ctx context.Context, key string, part []record) batchResul
 
 // post sends a batch once. Its error is a *stopError where no retry helps;
 // otherwise a retry may, after the wait the answer asked for (0: none).
-func (j bulkJob) post(ctx context.Context, key string, body management.ShortenBatchJSONRequestBody) ([]outcome, time.Duration, error) {
-	call := "POST " + j.api.base + "/shorten/batch"
-	res, err := j.api.client.ShortenBatch(ctx, &management.ShortenBatchParams{IdempotencyKey: &key}, body)
+func (j importJob) post(ctx context.Context, key string, body management.ShortenBatchJSONRequestBody) ([]outcome, time.Duration, error) {
+	call := "POST " + j.api.Base + "/shorten/batch"
+	res, err := j.api.Client.ShortenBatch(ctx, &management.ShortenBatchParams{IdempotencyKey: &key}, body)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", call, err)
 	}
@@ -336,7 +347,7 @@ func (j bulkJob) post(ctx context.Context, key string, body management.ShortenBa
 		out, err := outcomes(answer, len(body.Items))
 		if err != nil {
 			return nil, 0, &stopError{fmt.Errorf("unexpected answer from %s: 200 %v: %.200q: check that %s (--management-url or LINOONE_MANAGEMENT_URL) is the management API",
-				call, err, answer, j.api.base)}
+				call, err, answer, j.api.Base)}
 		}
 		return out, 0, nil
 	case status == http.StatusTooManyRequests || status >= 500:
@@ -347,14 +358,14 @@ func (j bulkJob) post(ctx context.Context, key string, body management.ShortenBa
 }
 
 // refusedWhole says what to check when the API refuses a batch as a whole.
-func (j bulkJob) refusedWhole(status int) string {
+func (j importJob) refusedWhole(status int) string {
 	switch status {
 	case http.StatusUnauthorized, http.StatusForbidden:
-		return fmt.Sprintf("the API refused the credentials: check %s, and that %s is the management API they belong to", j.api.signer, j.api.base)
+		return fmt.Sprintf("the API refused the credentials: check %s, and that %s is the management API they belong to", j.api.signer, j.api.Base)
 	case http.StatusNotFound, http.StatusMethodNotAllowed:
-		return fmt.Sprintf("check that %s (--management-url or LINOONE_MANAGEMENT_URL) is the management API", j.api.base)
+		return fmt.Sprintf("check that %s (--management-url or LINOONE_MANAGEMENT_URL) is the management API", j.api.Base)
 	default: // 413, 415, 400, a redirect: what answered does not take batches as the API does
-		return fmt.Sprintf("check that %s (--management-url or LINOONE_MANAGEMENT_URL) is the management API, with no proxy between that changes or bounds the request", j.api.base)
+		return fmt.Sprintf("check that %s (--management-url or LINOONE_MANAGEMENT_URL) is the management API, with no proxy between that changes or bounds the request", j.api.Base)
 	}
 }
 
@@ -428,7 +439,7 @@ type tally struct {
 // write writes the batches in input order as they complete, each failed line with
 // its problem and each batch that failed whole as one line with its lines' range.
 // It stops at a batch cut short by the import's end, and returns its cause.
-func (j bulkJob) write(ctx context.Context, parts [][]record, results []batchResult, done []chan struct{}) (tally, error) {
+func (j importJob) write(ctx context.Context, parts [][]record, results []batchResult, done []chan struct{}) (tally, error) {
 	var t tally
 	out := bufio.NewWriterSize(j.stdout, 256<<10)
 	cw := csv.NewWriter(out)
@@ -455,7 +466,7 @@ func (j bulkJob) write(ctx context.Context, parts [][]record, results []batchRes
 				if o.problem.Status >= 400 && o.problem.Status < 500 {
 					t.refused++
 				}
-				j.progress.printf("line %d: %s: %s (%s)\n", r.line, printable(r.target), printable(o.problem.Detail), printable(o.problem.Type))
+				j.progress.printf("line %d: %s: %s (%s)\n", r.line, tty.Printable(r.target), tty.Printable(o.problem.Detail), tty.Printable(o.problem.Type))
 				continue
 			}
 			t.links++
@@ -477,62 +488,4 @@ func (j bulkJob) write(ctx context.Context, parts [][]record, results []batchRes
 		}
 	}
 	return t, nil
-}
-
-// shortenFlags are the flags of shorten beyond a single URL: --file and what goes
-// with it, and --idempotency-key.
-type shortenFlags struct {
-	file        *string
-	concurrency *int
-	key         *string
-}
-
-func bulkFlags(fs *flag.FlagSet) shortenFlags {
-	return shortenFlags{
-		file:        fs.String("file", "", "import FILE (one URL per line, or CSV with a target_url column; - for stdin) through POST /shorten/batch"),
-		concurrency: fs.Int("concurrency", 4, "with --file: batches of 1,000 in flight at once (1-32)"),
-		key:         fs.String("idempotency-key", "", "without --file: send this Idempotency-Key, so a retry returns the same short URL"),
-	}
-}
-
-// check refuses a command line that mixes the two modes, or gives an empty
-// --idempotency-key: that is most often an unset shell variable, and sending no key
-// would issue a new short URL on every retry the key was meant to make safe.
-func (f shortenFlags) check(fs *flag.FlagSet, pos []string) error {
-	keyGiven := false
-	fs.Visit(func(fl *flag.Flag) { keyGiven = keyGiven || fl.Name == "idempotency-key" })
-	switch {
-	case *f.file == "" && len(pos) != 1:
-		return &usageError{fs: fs, err: errors.New("an argument is missing: give TARGET_URL or --file FILE")}
-	case *f.file != "" && len(pos) != 0:
-		return &usageError{fs: fs, err: errors.New("give TARGET_URL or --file FILE, not both")}
-	case *f.file != "" && keyGiven:
-		return &usageError{fs: fs, err: errors.New("--idempotency-key is for one URL: --file derives its keys from the file")}
-	case keyGiven && *f.key == "":
-		return &usageError{fs: fs, err: errors.New("--idempotency-key is empty (an unset variable?): give a key, or leave the flag out to issue a new short URL")}
-	case *f.concurrency < 1 || *f.concurrency > 32:
-		return &usageError{fs: fs, err: fmt.Errorf("--concurrency %d: want 1 to 32", *f.concurrency)}
-	}
-	return nil
-}
-
-// timeout bounds one request: a batch of 1,000 takes longer than one URL.
-func (f shortenFlags) timeout() time.Duration {
-	if *f.file != "" {
-		return 2 * time.Minute
-	}
-	return 15 * time.Second
-}
-
-// params are POST /shorten's parameters: the Idempotency-Key, if given.
-func (f shortenFlags) params() *management.ShortenParams {
-	if *f.key == "" {
-		return nil
-	}
-	return &management.ShortenParams{IdempotencyKey: f.key}
-}
-
-func (f shortenFlags) run(ctx context.Context, api managementAPI, asJSON bool, stdin io.Reader, stdout, stderr io.Writer) error {
-	j := bulkJob{api: api, concurrency: *f.concurrency, asJSON: asJSON, stdout: stdout, stderr: stderr, progress: newProgress(stderr)}
-	return bulkShorten(ctx, j, *f.file, stdin)
 }

@@ -1,10 +1,12 @@
-package main
+package datadir_test
 
 import (
 	"net"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/linoone/linoone/internal/app/datadir"
 )
 
 // TestListeningRecord: the record serve leaves reads back as written, replaces an
@@ -12,36 +14,36 @@ import (
 // cannot be read, is none.
 func TestListeningRecord(t *testing.T) {
 	dir := t.TempDir()
-	if _, ok, err := readListening(dir); ok || err != nil {
+	if _, ok, err := datadir.ReadListening(dir); ok || err != nil {
 		t.Fatalf("no record: ok %v, %v", ok, err)
 	}
-	old := listening{PID: 7, Resolver: "127.0.0.1:1", Management: "127.0.0.1:2", Persist: "127.0.0.1:3"}
-	want := listening{PID: 8, Resolver: "127.0.0.1:4", Management: "[::1]:5"}
-	for _, l := range []listening{old, want} {
-		if err := recordListening(dir, l); err != nil {
+	old := datadir.Listening{PID: 7, Resolver: "127.0.0.1:1", Management: "127.0.0.1:2", Persist: "127.0.0.1:3"}
+	want := datadir.Listening{PID: 8, Resolver: "127.0.0.1:4", Management: "[::1]:5"}
+	for _, l := range []datadir.Listening{old, want} {
+		if err := datadir.RecordListening(dir, l); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if got, ok, err := readListening(dir); !ok || err != nil || got != want {
+	if got, ok, err := datadir.ReadListening(dir); !ok || err != nil || got != want {
 		t.Fatalf("read %+v (ok %v, %v), want %+v", got, ok, err, want)
 	}
-	if _, err := os.Stat(filepath.Join(dir, listeningFile+".tmp")); !os.IsNotExist(err) {
-		t.Errorf("the temporary file is left: %v", err)
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 1 {
+		t.Errorf("the data dir holds %v (%v), want the record alone: no temporary file left", entries, err)
 	}
-	removeListening(dir, old.PID) // not its record
-	if _, ok, _ := readListening(dir); !ok {
+	datadir.RemoveListening(dir, old.PID) // not its record
+	if _, ok, _ := datadir.ReadListening(dir); !ok {
 		t.Fatal("another serve's shutdown removed the record")
 	}
-	removeListening(dir, want.PID)
-	if _, ok, err := readListening(dir); ok || err != nil {
+	datadir.RemoveListening(dir, want.PID)
+	if _, ok, err := datadir.ReadListening(dir); ok || err != nil {
 		t.Fatalf("after its serve's shutdown: ok %v, %v", ok, err)
 	}
 
 	for _, bad := range []string{"", "{", `{"pid":0,"resolver":"127.0.0.1:1","management":"127.0.0.1:2"}`, `{"pid":9,"management":"127.0.0.1:2"}`} {
-		if err := os.WriteFile(filepath.Join(dir, listeningFile), []byte(bad), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, datadir.ListeningFile), []byte(bad), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if l, ok, err := readListening(dir); ok || err == nil {
+		if l, ok, err := datadir.ReadListening(dir); ok || err == nil {
 			t.Errorf("record %q: %+v, ok %v, %v; want an error", bad, l, ok, err)
 		}
 	}
@@ -62,7 +64,7 @@ func TestDialable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := dialable(a); got != want {
+		if got := datadir.Dialable(a); got != want {
 			t.Errorf("dialable(%s) = %s, want %s", addr, got, want)
 		}
 	}

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package main
+package serve
 
 import (
 	"context"
@@ -14,10 +14,8 @@ import (
 // persistProc is unix-only; elsewhere local Persist runs inside serve.
 type persistProc struct{}
 
-func persistChild(args []string, _ func(string) string, _ io.Reader, _, _ io.Writer) error {
-	if _, err := parse(newFlags(persistChildCommand), args, 0, 0); err != nil {
-		return err
-	}
+// PersistChild is not needed where local Persist runs inside serve.
+func PersistChild(func(string) string, io.Reader, io.Writer, io.Writer) error {
 	return errors.New("local Persist runs inside serve on this system")
 }
 
