@@ -55,6 +55,7 @@ import (
 	"github.com/linoone/linoone/internal/persist"
 	"github.com/linoone/linoone/internal/testutil/schematest"
 	"github.com/linoone/linoone/internal/testutil/syncbuf"
+	"github.com/linoone/linoone/internal/testutil/testlayer"
 	"github.com/linoone/linoone/internal/testutil/testport"
 )
 
@@ -448,6 +449,7 @@ func TestLambdasUnderRIE(t *testing.T) {
 // the test: CI installs it first.
 func riePath(t *testing.T) string {
 	t.Helper()
+	testlayer.Skip(t, testlayer.Emulator)
 	if p, err := exec.LookPath("aws-lambda-rie"); err == nil {
 		return p
 	}

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/linoone/linoone/internal/testutil/testlayer"
 )
 
 // TestCrashUnderLoad is issue 8's durability promise under load: `kill -9` of serve
@@ -50,6 +52,7 @@ var noRace struct {
 // load runs at its real speed, next to the e2e binary (TestMain removes both).
 func noRaceBinary(t *testing.T) string {
 	t.Helper()
+	testlayer.Skip(t, testlayer.EndToEnd)
 	noRace.once.Do(func() {
 		noRace.path = filepath.Join(filepath.Dir(binary), "linoone-norace")
 		if out, err := exec.Command("go", "build", "-o", noRace.path, ".").CombinedOutput(); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/linoone/linoone"
+	"github.com/linoone/linoone/internal/testutil/testlayer"
 )
 
 // chromiumPath is Debian's Chromium, the only browser the machines can install
@@ -27,6 +28,7 @@ const chromiumPath = "/usr/bin/chromium"
 // and a full-page screenshot is saved as a test artifact: docs.png in
 // $LINOONE_TEST_ARTIFACTS, or in test-artifacts/ at the repository root.
 func TestDocsInBrowser(t *testing.T) {
+	testlayer.Skip(t, testlayer.Browser)
 	if _, err := os.Stat(chromiumPath); err != nil {
 		t.Fatalf("the /docs browser test needs headless Chromium at %s (Debian package chromium): "+
 			"install it with `apt-get update && apt-get install -y chromium` (.ci/run does when it is missing): %v", chromiumPath, err)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -23,6 +24,7 @@ import (
 	"github.com/linoone/linoone/internal/http/sigv4"
 	"github.com/linoone/linoone/internal/testutil/schematest"
 	"github.com/linoone/linoone/internal/testutil/syncbuf"
+	"github.com/linoone/linoone/internal/testutil/testlayer"
 	"github.com/linoone/linoone/internal/testutil/testport"
 )
 
@@ -35,6 +37,10 @@ func TestMain(m *testing.M) {
 	// child, not run every test again, whose serves its kill would leave behind.
 	if len(os.Args) > 1 && os.Args[1] == serve.ChildCommand {
 		main()
+	}
+	flag.Parse()
+	if testing.Short() { // the end-to-end tests skip: nothing needs the binary
+		os.Exit(m.Run())
 	}
 	dir, err := os.MkdirTemp("", "linoone-e2e")
 	if err != nil {
@@ -64,6 +70,7 @@ type instance struct {
 
 func newInstance(t *testing.T, extraEnv ...string) *instance {
 	t.Helper()
+	testlayer.Skip(t, testlayer.EndToEnd)
 	in := &instance{t: t, dataDir: t.TempDir(), resolver: testport.Free(t), management: testport.Free(t), persist: testport.Free(t)}
 	in.env = append(os.Environ(),
 		"LINOONE_DATA_DIR="+in.dataDir,

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/linoone/linoone/internal/testutil/testlayer"
 )
 
 // tryItBlock is the first sh block after "Try it" in the README.
@@ -62,6 +64,7 @@ func TestReadmeTryIt(t *testing.T) {
 // tools installs), type-checks strictly against this contract and issues a short
 // URL from serve that redirects.
 func TestReadmeTypeScriptClient(t *testing.T) {
+	testlayer.Skip(t, testlayer.EndToEnd)
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
