@@ -1,13 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"net/http"
-	"time"
+	"path/filepath"
 
 	"github.com/linoone/linoone/internal/app/config"
+	"github.com/linoone/linoone/internal/app/datadir"
 	"github.com/linoone/linoone/internal/app/serve"
 	"github.com/linoone/linoone/internal/core/denylist"
 	"github.com/linoone/linoone/internal/local/denyfile"
@@ -31,8 +30,10 @@ example:
 `
 
 // blockCmd is linoone block RULE and linoone unblock RULE: they add or remove one
-// rule of the deny list file, atomically, and say what the running serve will do.
-func blockCmd(ctx context.Context, name string, args []string, getenv func(string) string, stdout io.Writer) error {
+// rule of the deny list file, atomically, and say whether and when a serve applies
+// it. An edit that no running serve can apply fails (exit 1) saying so: a takedown
+// never reports success it lacks.
+func blockCmd(name string, args []string, getenv func(string) string, stdout io.Writer) error {
 	fs := newFlags(name)
 	pos, err := parse(fs, args, 1, 1)
 	if err != nil {
@@ -48,6 +49,13 @@ func blockCmd(ctx context.Context, name string, args []string, getenv func(strin
 		return fmt.Errorf("%q is not a rule: a host, *.domain or an http(s) URL prefix", rule)
 	}
 	kind := l.Rules()[0].Kind
+	if !cfg.FileSet {
+		// The list is the data dir's: one no serve has used is most often the wrong
+		// directory, and writing there would make a list nothing reads.
+		if err := datadir.CheckServed(cfg.DataDir); err != nil {
+			return fmt.Errorf("%w, or set LINOONE_DATA_DIR to the data dir of the serve to block in", err)
+		}
+	}
 	effect := "new short URLs to matching targets answer 422 target-url-blocked and existing ones 410 link-blocked"
 	if name == "block" {
 		added, err := denyfile.Add(cfg.File, rule)
@@ -68,21 +76,37 @@ func blockCmd(ctx context.Context, name string, args []string, getenv func(strin
 		}
 		effect = "matching short URLs redirect again and can be issued, unless another rule matches"
 	}
-	fmt.Fprintf(stdout, "%sed %s (%s rule) in %s\n%s\n", name, rule, kind, cfg.File, whenInForce(ctx, cfg.ResolverAddr, effect))
-	return nil
+	fmt.Fprintf(stdout, "%sed %s (%s rule) in %s\n", name, rule, kind, cfg.File)
+	return whenInForce(stdout, cfg, effect)
 }
 
-// whenInForce says when a running serve applies the edit: it polls the file.
-func whenInForce(ctx context.Context, resolverAddr, effect string) string {
-	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+resolverAddr+"/healthz", nil)
-	if err == nil {
-		var res *http.Response
-		if res, err = http.DefaultClient.Do(req); err == nil {
-			res.Body.Close()
-			return fmt.Sprintf("the serve on %s applies it within %v: %s", resolverAddr, serve.DenyListPoll, effect)
-		}
+// whenInForce says when a serve applies the edit, from the record the serve
+// running on the data dir keeps there: within serve.DenyListPoll when it polls this
+// very file. It fails when that serve reads another file.
+func whenInForce(stdout io.Writer, cfg config.DenyList, effect string) error {
+	l, state, err := datadir.Serving(cfg.DataDir)
+	if err != nil {
+		return err
 	}
-	return fmt.Sprintf("no serve answers on %s; the next serve start applies it: %s", resolverAddr, effect)
+	file := cfg.File
+	if abs, err := filepath.Abs(file); err == nil {
+		file = abs
+	}
+	switch {
+	case state == "stopped" && cfg.FileSet:
+		fmt.Fprintf(stdout, "no serve runs on %s; the next serve started with LINOONE_DENYLIST_FILE=%s applies it: %s\n", cfg.DataDir, file, effect)
+	case state == "stopped":
+		fmt.Fprintf(stdout, "no serve runs on %s; the next serve start applies it: %s\n", cfg.DataDir, effect)
+	case l.DenyList == file && state == "running":
+		fmt.Fprintf(stdout, "the serve on %s (pid %d) applies it within %v: %s\n", cfg.DataDir, l.PID, serve.DenyListPoll, effect)
+	case l.DenyList == file:
+		fmt.Fprintf(stdout, "the serve that last ran on %s (pid %d) applies it within %v if it still runs: %s\n", cfg.DataDir, l.PID, serve.DenyListPoll, effect)
+	case l.DenyList != "":
+		return fmt.Errorf("not in force: the serve on %s (pid %d) reads the deny list %s, not %s (LINOONE_DENYLIST_FILE)", cfg.DataDir, l.PID, l.DenyList, file)
+	case state == "running":
+		return fmt.Errorf("not known to be in force: the serve on %s (pid %d) did not record which deny list it reads; restart it to be sure", cfg.DataDir, l.PID)
+	default:
+		fmt.Fprintf(stdout, "a serve on %s applies it within %v of reading %s: %s\n", cfg.DataDir, serve.DenyListPoll, file, effect)
+	}
+	return nil
 }

@@ -3,14 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/linoone/linoone/api/management"
+	"github.com/linoone/linoone/internal/app/datadir"
 )
 
 // TestDenyListBlockUnblock is issue 11's "done when", through the real serve binary:
@@ -123,5 +126,58 @@ func TestUnblockTheFirstRuleAfterAByteOrderMark(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(path); string(b) != "ok.example\n" {
 		t.Errorf("list %q after unblock, want the other rule only", b)
+	}
+}
+
+// TestBlockNeedsTheServesDataDir is issue 44's finding 2: block run where no serve
+// has used the data dir (another working directory, a mistyped LINOONE_DATA_DIR)
+// refuses, naming LINOONE_DATA_DIR, and creates nothing there; it never claims a
+// rule it wrote to a list nothing reads is applied.
+func TestBlockNeedsTheServesDataDir(t *testing.T) {
+	dataDir := filepath.Join(t.TempDir(), ".linoone")
+	env := func(k string) string { return map[string]string{"LINOONE_DATA_DIR": dataDir}[k] }
+	for _, cmd := range []string{"block", "unblock"} {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), []string{cmd, "*.evil.example"}, env, &out, &errOut)
+		if code != 1 || !strings.Contains(errOut.String(), "LINOONE_DATA_DIR") || strings.Contains(out.String(), "applies it") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 1 naming LINOONE_DATA_DIR", cmd, code, &out, &errOut)
+		}
+	}
+	if _, err := os.Stat(dataDir); !os.IsNotExist(err) {
+		t.Errorf("block created the data dir no serve used (%v)", err)
+	}
+}
+
+// TestBlockSaysWhetherTheRunningServeReadsTheList: a serve running on the data dir
+// records which list it polls; block says it applies the rule only when that is the
+// list block edited, and fails otherwise.
+func TestBlockSaysWhetherTheRunningServeReadsTheList(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("which process holds the data dir is known on Linux only")
+	}
+	dataDir := t.TempDir()
+	holdDataDir(t, dataDir) // this process stands for the running serve
+	own := filepath.Join(dataDir, "denylist.txt")
+	other := filepath.Join(t.TempDir(), "other-denylist.txt")
+	for i, tc := range []struct {
+		serveReads string
+		env        map[string]string
+		code       int
+		want       string
+	}{
+		{own, map[string]string{}, 0, fmt.Sprintf("the serve on %s (pid %d) applies it within 2s", dataDir, os.Getpid())},
+		{other, map[string]string{}, 1, "not in force: the serve on " + dataDir},
+		{own, map[string]string{"LINOONE_DENYLIST_FILE": other}, 1, "reads the deny list " + own + ", not " + other},
+	} {
+		rec := datadir.Listening{PID: os.Getpid(), Resolver: "127.0.0.1:1", Management: "127.0.0.1:2", DenyList: tc.serveReads}
+		if err := datadir.RecordListening(dataDir, rec); err != nil {
+			t.Fatal(err)
+		}
+		tc.env["LINOONE_DATA_DIR"] = dataDir
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), []string{"block", fmt.Sprintf("evil%d.example", i)}, func(k string) string { return tc.env[k] }, &out, &errOut)
+		if code != tc.code || !strings.Contains(out.String()+errOut.String(), tc.want) {
+			t.Errorf("serve reads %s, env %v: exit %d, stdout %q, stderr %q; want %d and %q", tc.serveReads, tc.env, code, &out, &errOut, tc.code, tc.want)
+		}
 	}
 }

@@ -99,7 +99,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "recover":
 		err = recoverCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "block", "unblock":
-		err = blockCmd(ctx, args[0], args[1:], getenv, stdout)
+		err = blockCmd(args[0], args[1:], getenv, stdout)
 	case "blocked":
 		err = blockedCmd(args[1:], getenv, stdout, stderr)
 	case "discover":

@@ -119,14 +119,16 @@ func LoadConsume(getenv func(string) string) (Consume, error) {
 
 // DenyList is the configuration of linoone block, unblock and blocked.
 type DenyList struct {
-	File         string // LINOONE_DENYLIST_FILE, default <DataDir>/denylist.txt
-	ResolverAddr string // LINOONE_RESOLVER_ADDR: where the running serve is asked
+	DataDir string // LINOONE_DATA_DIR, default ./.linoone: the serve whose list it is
+	File    string // LINOONE_DENYLIST_FILE, default <DataDir>/denylist.txt
+	FileSet bool   // whether LINOONE_DENYLIST_FILE named the file
 }
 
 // LoadDenyList reads the configuration of the deny list commands.
 func LoadDenyList(getenv func(string) string) (DenyList, error) {
 	r := newReader(getenv)
-	c := DenyList{File: r.denyListFile(r.dataDir()), ResolverAddr: r.resolverAddr()}
+	c := DenyList{DataDir: r.dataDir(), FileSet: getenv("LINOONE_DENYLIST_FILE") != ""}
+	c.File = r.denyListFile(c.DataDir)
 	if err := r.err(); err != nil {
 		return DenyList{}, err
 	}

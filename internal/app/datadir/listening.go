@@ -28,6 +28,9 @@ type Listening struct {
 	Resolver   string `json:"resolver"`
 	Management string `json:"management"`
 	Persist    string `json:"persist,omitempty"` // only where serve starts local Persist
+	// DenyList is the absolute path of the deny list file the serve polls, so that
+	// linoone block can tell whether an edit reaches a serve.
+	DenyList string `json:"deny_list,omitempty"`
 }
 
 // RecordListening writes l to the data dir, replacing what an earlier serve left.

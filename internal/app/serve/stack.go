@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -110,7 +111,7 @@ func (s *stack) run(ctx context.Context, cfg config.Serve, emf metrics.Group) er
 	// rest whole, before the bus closes.
 	workers.Go(func() { s.recorder.Run(bg) })
 
-	if pid, err := s.recordListening(cfg.DataDir); err != nil {
+	if pid, err := s.recordListening(cfg); err != nil {
 		s.log.Warn("listeners' addresses not recorded: linoone status asks where LINOONE_*_ADDR say", "err", err)
 	} else {
 		defer datadir.RemoveListening(cfg.DataDir, pid)
@@ -161,14 +162,17 @@ func (s *stack) run(ctx context.Context, cfg config.Serve, emf metrics.Group) er
 	return errors.Join(runErr, undelivered)
 }
 
-// recordListening records in the data dir where this serve listens, for linoone
-// status, and returns the pid it recorded.
-func (s *stack) recordListening(dataDir string) (int, error) {
+// recordListening records in the data dir where this serve listens and which deny
+// list it polls, for linoone status and block, and returns the pid it recorded.
+func (s *stack) recordListening(cfg config.Serve) (int, error) {
 	l := datadir.Listening{PID: os.Getpid(), Resolver: datadir.Dialable(s.resolverLn.Addr()), Management: datadir.Dialable(s.managementLn.Addr())}
+	if abs, err := filepath.Abs(cfg.DenyListFile); err == nil {
+		l.DenyList = abs
+	}
 	if s.pLn != nil {
 		l.Persist = datadir.Dialable(s.pLn.Addr())
 	}
-	return l.PID, datadir.RecordListening(dataDir, l)
+	return l.PID, datadir.RecordListening(cfg.DataDir, l)
 }
 
 // The bounds of serve's shutdown steps. A second stop signal ends each at once.
