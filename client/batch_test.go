@@ -139,7 +139,7 @@ func (f *fakeBatchAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // item failing alone.
 func TestShortenBatchKeysAndOrder(t *testing.T) {
 	f := &fakeBatchAPI{}
-	c, _ := newTestBatchClient(t, f, WithBatchConcurrency(3))
+	c := newTestBatchClient(t, f, WithBatchConcurrency(3))
 	targets := make([]string, 2500)
 	for i := range targets {
 		targets[i] = fmt.Sprint(i)
@@ -173,7 +173,7 @@ func TestShortenBatchKeysAndOrder(t *testing.T) {
 // the batches after it are not sent, and their URLs say why.
 func TestShortenBatchStopsAfterAFailedBatch(t *testing.T) {
 	f := &fakeBatchAPI{refuse: map[string]int{"k@1000": http.StatusForbidden}}
-	c, _ := newTestBatchClient(t, f, WithBatchConcurrency(1))
+	c := newTestBatchClient(t, f, WithBatchConcurrency(1))
 	targets := make([]string, 3000)
 	for i := range targets {
 		targets[i] = fmt.Sprint(i)
@@ -201,7 +201,7 @@ func TestShortenBatchStopsAfterAFailedBatch(t *testing.T) {
 // suffix of the last batch is refused before anything is sent.
 func TestShortenBatchKeyTooLongForItsBatches(t *testing.T) {
 	f := &fakeBatchAPI{}
-	c, _ := newTestBatchClient(t, f)
+	c := newTestBatchClient(t, f)
 	targets := make([]string, 1001)
 	for i := range targets {
 		targets[i] = fmt.Sprint(i)
@@ -217,7 +217,7 @@ func TestShortenBatchKeyTooLongForItsBatches(t *testing.T) {
 	}
 }
 
-func newTestBatchClient(t *testing.T, h http.Handler, opts ...Option) (*Client, string) {
+func newTestBatchClient(t *testing.T, h http.Handler, opts ...Option) *Client {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -225,5 +225,5 @@ func newTestBatchClient(t *testing.T, h http.Handler, opts ...Option) (*Client, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, srv.URL
+	return c
 }

@@ -59,7 +59,11 @@ type DayClicks struct {
 }
 
 // A StatsOption sets something of one Stats call.
-type StatsOption func(*management.GetLinkStatsParams)
+type StatsOption func(*statsCall)
+
+type statsCall struct {
+	from, to *string
+}
 
 // WithWindow asks for the UTC days from from to to, both included (at most 366
 // days). A zero time leaves that end to the API: to is today, from 29 days before
@@ -72,17 +76,18 @@ func WithWindow(from, to time.Time) StatsOption {
 		s := t.UTC().Format(time.DateOnly)
 		return &s
 	}
-	return func(p *management.GetLinkStatsParams) { p.From, p.To = day(from), day(to) }
+	return func(c *statsCall) { c.from, c.to = day(from), day(to) }
 }
 
 // Stats reads the clicks of token with GET /links/{token}/stats: all time and
 // per UTC day of a window (by default the last 30 days). A click reaches the graph
 // through the bus, so one made a moment ago may not be counted yet.
 func (c *Client) Stats(ctx context.Context, token string, opts ...StatsOption) (Stats, error) {
-	var params management.GetLinkStatsParams
+	var sc statsCall
 	for _, o := range opts {
-		o(&params)
+		o(&sc)
 	}
+	params := management.GetLinkStatsParams{From: sc.from, To: sc.to}
 	call := "GET /links/" + token + "/stats"
 	res, err := c.do(ctx, call, c.retry.attempts, func(ctx context.Context) (*http.Response, error) {
 		return c.api.GetLinkStats(ctx, token, &params)
