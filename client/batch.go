@@ -51,7 +51,7 @@ func (c *Client) ShortenBatch(ctx context.Context, targetURLs []string, opts ...
 		results[i].TargetURL = t
 	}
 	key, generated := callKey(opts)
-	parts := split(targetURLs)
+	parts := split(targetURLs, maxBatchItems, maxBatchBodyBytes)
 	if n := len(parts); n > 1 && len(batchKey(key, parts[n-1].start)) > maxKeyLength {
 		return results, fmt.Errorf("POST /shorten/batch: Idempotency-Key %q leaves no room for the suffix of batch %d of %d (at most %d characters in all)", key, n, n, maxKeyLength)
 	}
@@ -178,18 +178,19 @@ func batchKey(key string, start int) string {
 // span is the targets [start, end) of one batch.
 type span struct{ start, end int }
 
-// split cuts targets into batches of at most maxBatchItems whose JSON body stays
-// within maxBatchBodyBytes: 1,000 ASCII targets of the longest valid length take
-// about 2.1 MB, long non-ASCII ones can take three times that. A target too long
+// split cuts targets into batches of at most maxItems whose JSON body stays within
+// maxBytes (the API's maxBatchItems and maxBatchBodyBytes): 1,000 ASCII targets of
+// the longest valid length take about 2.1 MB, long non-ASCII ones can take three
+// times that. A target too long
 // for any body goes alone, for the API to refuse. The cut depends on the targets
 // alone, so the same call made again sends the same batches under the same keys.
-func split(targets []string) []span {
+func split(targets []string, maxItems, maxBytes int) []span {
 	const envelope = len(`{"items":[]}`)
 	var parts []span
 	start, size := 0, envelope
 	for i, t := range targets {
 		n := itemBytes(t)
-		if i > start && (i-start == maxBatchItems || size+1+n > maxBatchBodyBytes) {
+		if i > start && (i-start == maxItems || size+1+n > maxBytes) {
 			parts = append(parts, span{start, i})
 			start, size = i, envelope
 		}

@@ -24,8 +24,10 @@ func TestBatchBoundsAreTheServers(t *testing.T) {
 	}
 }
 
-// TestSplit: batches of at most 1,000 targets whose body, as the generated client
-// encodes it, fits the API's bound; the cut is as late as the bounds allow.
+// TestSplit: batches of at most maxItems targets whose body, as the generated
+// client encodes it, fits maxBytes; the cut is as late as the bounds allow. The
+// API's own bounds are small here, so that the bodies are; TestShortenBatchKeepsUnderTheBodyLimit
+// sends a batch past the real 4 MiB to serve.
 func TestSplit(t *testing.T) {
 	urls := func(n int, f func(i int) string) []string {
 		out := make([]string, n)
@@ -35,26 +37,27 @@ func TestSplit(t *testing.T) {
 		return out
 	}
 	short := func(i int) string { return fmt.Sprintf("https://example.com/%d", i) }
-	// 2,000 three-byte characters: ~6,040 bytes an item, 694 of them to 4 MiB.
-	long := func(i int) string { return fmt.Sprintf("https://example.com/%d/", i) + strings.Repeat("€", 2000) }
-	// json.Marshal escapes < > & as \u0026: six bytes each, 694 such items to 4 MiB.
-	escaped := func(i int) string { return fmt.Sprintf("https://example.com/%d?", i) + strings.Repeat("&", 1000) }
+	// 20 three-byte characters: about 100 bytes an item, 9 of them to 1,000 bytes.
+	long := func(i int) string { return fmt.Sprintf("https://example.com/%d/", i) + strings.Repeat("€", 20) }
+	// json.Marshal escapes < > & as \u0026: six bytes each: about 137 bytes an item, 7 to 1,000 bytes.
+	escaped := func(i int) string { return fmt.Sprintf("https://example.com/%d?", i) + strings.Repeat("&", 16) }
 	for _, tt := range []struct {
-		name    string
-		targets []string
-		sizes   []int
+		name              string
+		targets           []string
+		maxItems, maxBody int
+		sizes             []int
 	}{
-		{"none", nil, nil},
-		{"one", urls(1, short), []int{1}},
-		{"a full batch", urls(1000, short), []int{1000}},
-		{"one more", urls(1001, short), []int{1000, 1}},
-		{"2,500", urls(2500, short), []int{1000, 1000, 500}},
-		{"long non-ASCII targets", urls(1000, long), []int{694, 306}},
-		{"escaped characters", urls(1000, escaped), []int{694, 306}},
-		{"one too long for any body, alone", []string{"https://a.example/", strings.Repeat("x", 5<<20), "https://b.example/"}, []int{1, 1, 1}},
+		{"none", nil, 1000, maxBatchBodyBytes, nil},
+		{"one", urls(1, short), 1000, maxBatchBodyBytes, []int{1}},
+		{"a full batch", urls(1000, short), 1000, maxBatchBodyBytes, []int{1000}},
+		{"one more", urls(1001, short), 1000, maxBatchBodyBytes, []int{1000, 1}},
+		{"2,500", urls(2500, short), 1000, maxBatchBodyBytes, []int{1000, 1000, 500}},
+		{"long non-ASCII targets", urls(30, long), 1000, 1000, []int{9, 9, 9, 3}},
+		{"escaped characters", urls(20, escaped), 1000, 1000, []int{7, 7, 6}},
+		{"one too long for any body, alone", []string{"https://a.example/", strings.Repeat("x", 2000), "https://b.example/"}, 1000, 1000, []int{1, 1, 1}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			parts := split(tt.targets)
+			parts := split(tt.targets, tt.maxItems, tt.maxBody)
 			var sizes []int
 			next := 0
 			for _, p := range parts {
@@ -63,12 +66,16 @@ func TestSplit(t *testing.T) {
 				}
 				next = p.end
 				sizes = append(sizes, p.end-p.start)
+				// itemBytes counts what the generated client sends, to the byte.
 				n := bodyBytes(t, tt.targets[p.start:p.end])
-				if n > maxBatchBodyBytes && p.end-p.start > 1 {
-					t.Errorf("batch %v: body of %d bytes, over %d", p, n, maxBatchBodyBytes)
+				if want := len(`{"items":[]}`) + p.end - p.start - 1 + sumItemBytes(tt.targets[p.start:p.end]); n != want {
+					t.Fatalf("batch %v: body of %d bytes, itemBytes sums to %d", p, n, want)
+				}
+				if n > tt.maxBody && p.end-p.start > 1 {
+					t.Errorf("batch %v: body of %d bytes, over %d", p, n, tt.maxBody)
 				}
 				// Tight: the next target would not have fit.
-				if p.end < len(tt.targets) && p.end-p.start < maxBatchItems && bodyBytes(t, tt.targets[p.start:p.end+1]) <= maxBatchBodyBytes {
+				if p.end < len(tt.targets) && p.end-p.start < tt.maxItems && n+1+itemBytes(tt.targets[p.end]) <= tt.maxBody {
 					t.Errorf("batch %v was cut early", p)
 				}
 			}
@@ -80,6 +87,14 @@ func TestSplit(t *testing.T) {
 			}
 		})
 	}
+}
+
+func sumItemBytes(targets []string) int {
+	n := 0
+	for _, t := range targets {
+		n += itemBytes(t)
+	}
+	return n
 }
 
 // bodyBytes is the size of the body the generated client sends for targets.
