@@ -47,6 +47,17 @@ func runWithServe(m *testing.M) (int, error) {
 		return 0, err
 	}
 	defer os.RemoveAll(dir)
+	// The examples sign as a producer would, for the region of the AWS default
+	// configuration: make that serve's, whatever the environment's ~/.aws says.
+	for _, v := range []string{"AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_DEFAULT_REGION"} {
+		os.Unsetenv(v)
+	}
+	for k, v := range map[string]string{"AWS_REGION": "us-east-1",
+		"AWS_CONFIG_FILE": filepath.Join(dir, "no-aws-config"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(dir, "no-aws-credentials")} {
+		if err := os.Setenv(k, v); err != nil {
+			return 0, err
+		}
+	}
 	bin := filepath.Join(dir, "linoone")
 	if out, err := exec.Command("go", "build", "-race", "-o", bin, "../cmd/linoone").CombinedOutput(); err != nil {
 		return 0, fmt.Errorf("build linoone: %v\n%s", err, out)
