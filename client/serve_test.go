@@ -181,6 +181,7 @@ func TestShortenBatchAgainstServe(t *testing.T) {
 // TestShortenBatchKeepsUnderTheBodyLimit: 720 long non-ASCII URLs (4.35 MB of
 // JSON, over the API's 4 MiB) go in two requests, and every one is issued.
 func TestShortenBatchKeepsUnderTheBodyLimit(t *testing.T) {
+	t.Parallel() // its time is serve's, checking 4 MB of targets: let it overlap the other tests
 	p := newProxy(t, nil)
 	targets := make([]string, 720)
 	for i := range targets {
