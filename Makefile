@@ -16,10 +16,13 @@ LAMBDA_FLAGS := -tags lambda.norpc -trimpath -buildvcs=false -ldflags='-s -w -bu
 
 all: lint test
 
-## generate: regenerate api/ from openapi.yaml (oapi-codegen, one cfg per output), and
-## the capacity model's Terraform defaults and docs/capacity.md
+## generate: regenerate api/ from openapi.yaml (oapi-codegen, one cfg per output), the
+## TypeScript client's types (openapi-typescript), and the capacity model's Terraform
+## defaults and docs/capacity.md
 generate:
 	$(GO) generate ./api/...
+	scripts/install-npm-tools.sh
+	npm --prefix clients/typescript run --silent generate
 	$(GO) generate ./internal/ops/capacity
 
 ## build: the linoone binary and dist/{issue,resolve,replay}.zip (arm64 Lambda bootstraps)
@@ -37,7 +40,8 @@ dist/%.zip: FORCE
 	scripts/zip-bootstrap.sh dist/$*/bootstrap $@
 
 ## tools: what the tests need besides Go, curl and terraform: tflint and the Lambda
-## runtime interface emulator, built from pinned versions into GOBIN (idempotent)
+## runtime interface emulator, built from pinned versions into GOBIN, and the npm
+## packages of both package-lock.json files (idempotent)
 tools:
 	scripts/install-tflint.sh >/dev/null
 	scripts/install-rie.sh >/dev/null

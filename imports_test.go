@@ -74,8 +74,8 @@ var importRules = []struct {
 		return groupOf(imp) == "app" && p.Name != "main" && p.group() != "app"
 	}},
 	{"testutil/ is imported only by tests", func(p pkg, imp string) bool { return groupOf(imp) == "testutil" }},
-	{"only http/, app/ and main packages import the generated api/", func(p pkg, imp string) bool {
-		return strings.HasPrefix(imp, module+"/api/") && p.group() != "http" && p.group() != "app" && p.Name != "main"
+	{"only http/, app/, client/ and main packages import the generated api/", func(p pkg, imp string) bool {
+		return strings.HasPrefix(imp, module+"/api/") && p.group() != "http" && p.group() != "app" && !isClient(p) && p.Name != "main"
 	}},
 }
 
@@ -88,6 +88,14 @@ var depRules = []struct {
 		return p.group() == "core" && (dep == "net/http" || strings.HasPrefix(dep, "net/http/") ||
 			strings.HasPrefix(dep, "github.com/aws/") || strings.HasPrefix(dep, module+"/api/"))
 	}},
+	{"client/ depends on no internal/ package: it is public, and other modules cannot import internal/", func(p pkg, dep string) bool {
+		return isClient(p) && strings.HasPrefix(dep, module+"/internal/")
+	}},
+}
+
+// isClient reports whether p is the public client package (or one under it).
+func isClient(p pkg) bool {
+	return p.ImportPath == module+"/client" || strings.HasPrefix(p.ImportPath, module+"/client/")
 }
 
 // TestImportRules holds the folder tree to the plan it shows: the role groups of
@@ -145,6 +153,7 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{in("http", "x"), module + "/internal/app/config", "only main packages and app/ import app/"},
 		{in("http", "x"), module + "/internal/testutil/golden", "testutil/ is imported only by tests"},
 		{in("aws", "x"), module + "/api/management", "the generated api/"},
+		{pkg{ImportPath: module + "/client", Name: "client"}, module + "/internal/http/sigv4", "client/ depends on no internal/ package"},
 	} {
 		p := tt.p
 		p.Imports, p.Deps = []string{tt.imp}, []string{tt.imp}
@@ -162,6 +171,7 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{in("app", "x"), module + "/internal/local/localbus"},
 		{in("core", "x"), "golang.org/x/net/idna"},
 		{in("http", "x"), module + "/api/resolver"},
+		{pkg{ImportPath: module + "/client", Name: "client"}, module + "/api/management"},
 	} {
 		p := ok.p
 		p.Imports = []string{ok.imp}

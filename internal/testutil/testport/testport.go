@@ -11,6 +11,7 @@
 package testport
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -42,16 +43,25 @@ var picked = struct {
 // kernel's choice instead.
 func Free(t testing.TB) string {
 	t.Helper()
+	addr, err := Addr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
+
+// Addr is Free for code that has no testing.TB: a TestMain that starts one server
+// for every test and example of its package.
+func Addr() (string, error) {
 	hi := ephemeralStart()
 	if hi-lowest < 1000 { // a range set unusually low: fall back to the kernel's choice
-		return kernelPort(t)
+		return kernelPort()
 	}
-	return free(t, func() int { return lowest + rand.IntN(hi-lowest) })
+	return free(func() int { return lowest + rand.IntN(hi-lowest) })
 }
 
 // free tries up to 200 of the ports candidate returns.
-func free(t testing.TB, candidate func() int) string {
-	t.Helper()
+func free(candidate func() int) (string, error) {
 	picked.Lock()
 	defer picked.Unlock()
 	for range 200 {
@@ -66,10 +76,9 @@ func free(t testing.TB, candidate func() int) string {
 		}
 		ln.Close()
 		picked.ports[port] = true
-		return addr
+		return addr, nil
 	}
-	t.Fatal("testport: no free port among 200 tried")
-	return ""
+	return "", errors.New("testport: no free port among 200 tried")
 }
 
 // ephemeralStart is the first port of the kernel's ephemeral range.
@@ -85,12 +94,11 @@ func ephemeralStart() int {
 	return min(lo, defaultEphemeral)
 }
 
-func kernelPort(t testing.TB) string {
-	t.Helper()
+func kernelPort() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return "", fmt.Errorf("testport: %w", err)
 	}
 	defer ln.Close()
-	return ln.Addr().String()
+	return ln.Addr().String(), nil
 }

@@ -57,7 +57,10 @@ func TestFreeSkipsPortsInUseOrGiven(t *testing.T) {
 	picked.Unlock()
 
 	candidates := []int{inUse, givenPort, wantPort}
-	got := free(t, func() int { c := candidates[0]; candidates = candidates[1:]; return c })
+	got, err := free(func() int { c := candidates[0]; candidates = candidates[1:]; return c })
+	if err != nil {
+		t.Fatal(err)
+	}
 	if got != want {
 		t.Errorf("free returned %s, want %s (after %d, in use, and %d, given)", got, want, inUse, givenPort)
 	}
