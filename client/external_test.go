@@ -95,6 +95,7 @@ func %s {
 // checkout's go.sum holds every checksum it needs), so it works offline once
 // `go mod download` has run.
 func TestExternalModule(t *testing.T) {
+	needServe(t)
 	t.Parallel() // its time is go mod tidy and go build: let it overlap the other tests
 	root, err := filepath.Abs("..")
 	if err != nil {

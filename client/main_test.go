@@ -3,6 +3,7 @@ package client_test
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/linoone/linoone/internal/testutil/syncbuf"
+	"github.com/linoone/linoone/internal/testutil/testlayer"
 	"github.com/linoone/linoone/internal/testutil/testport"
 )
 
@@ -31,6 +33,13 @@ var (
 const blockedDomain = "blocked.example"
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		// Unit tests only: the examples and the tests against serve (needServe)
+		// skip, as make test runs them.
+		_ = flag.Set("test.skip", "^Example")
+		os.Exit(m.Run())
+	}
 	code, err := runWithServe(m)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -174,4 +183,10 @@ func (s *serve) stop() error {
 		<-s.exited
 		return errors.New("linoone serve did not stop on SIGINT")
 	}
+}
+
+// needServe skips t under -short, where TestMain starts no serve.
+func needServe(t *testing.T) {
+	t.Helper()
+	testlayer.Skip(t, testlayer.EndToEnd)
 }

@@ -102,6 +102,7 @@ func newClient(t *testing.T, url string, opts ...client.Option) *client.Client {
 // the same Idempotency-Key and gets that short URL back. Persist holds one short
 // URL for the target, under the one token.
 func TestShortenRetriedAfterADroppedAnswer(t *testing.T) {
+	needServe(t)
 	p := newProxy(t, func(n int, r *http.Request) bool { return n == 0 })
 	target := fmt.Sprintf("https://example.com/dropped/%d", time.Now().UnixNano())
 	u, err := newClient(t, p.URL).Shorten(context.Background(), target)
@@ -133,6 +134,7 @@ func TestShortenRetriedAfterADroppedAnswer(t *testing.T) {
 // results are in input order, a refused URL fails alone, and the same call made
 // again under its key replays every short URL and issues none.
 func TestShortenBatchAgainstServe(t *testing.T) {
+	needServe(t)
 	p := newProxy(t, nil)
 	c := newClient(t, p.URL, client.WithBatchConcurrency(2))
 	run := time.Now().UnixNano()
@@ -181,6 +183,7 @@ func TestShortenBatchAgainstServe(t *testing.T) {
 // TestShortenBatchKeepsUnderTheBodyLimit: 720 long non-ASCII URLs (4.35 MB of
 // JSON, over the API's 4 MiB) go in two requests, and every one is issued.
 func TestShortenBatchKeepsUnderTheBodyLimit(t *testing.T) {
+	needServe(t)
 	t.Parallel() // its time is serve's, checking 4 MB of targets: let it overlap the other tests
 	p := newProxy(t, nil)
 	targets := make([]string, 720)
@@ -204,6 +207,7 @@ func TestShortenBatchKeepsUnderTheBodyLimit(t *testing.T) {
 // TestRefusalsFromServe: what serve refuses arrives as the sentinel a producer
 // branches on.
 func TestRefusalsFromServe(t *testing.T) {
+	needServe(t)
 	ctx := context.Background()
 	c := newClient(t, endpoint)
 	key := fmt.Sprintf("order-%d", time.Now().UnixNano())
@@ -256,6 +260,7 @@ func TestRefusalsFromServe(t *testing.T) {
 // TestStatsCountsAClick: a visit through the resolver reaches Stats once the
 // local bus delivered it into Persist.
 func TestStatsCountsAClick(t *testing.T) {
+	needServe(t)
 	ctx := context.Background()
 	c := newClient(t, endpoint)
 	u, err := c.Shorten(ctx, "https://example.com/clicked")

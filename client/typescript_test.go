@@ -18,6 +18,7 @@ import (
 // field or a wrong types path fails) and runs it against serve. make tools
 // installs the package's pinned dependencies.
 func TestTypeScriptClient(t *testing.T) {
+	needServe(t)
 	t.Parallel() // its time is npm, tsc and node: let it overlap the other tests
 	pkg, err := filepath.Abs(filepath.Join("..", "clients", "typescript"))
 	if err != nil {
