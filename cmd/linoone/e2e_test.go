@@ -604,3 +604,26 @@ func TestSecondServeOnADataDirIsRefused(t *testing.T) {
 		t.Fatalf("the first serve after the second's attempt: %d", r.StatusCode)
 	}
 }
+
+// TestMachineNamesAreOwnHosts is issue 44's finding 4 through the real serve: on
+// loopback, a target on the machine's hostname or /etc/hosts' loopback names is
+// the service's own host (400 target-url-self), so no short URL chains through it.
+func TestMachineNamesAreOwnHosts(t *testing.T) {
+	in := newInstance(t)
+	in.start()
+	name, err := os.Hostname()
+	if err != nil || name == "" {
+		t.Skip("no hostname:", err)
+	}
+	_, port, _ := strings.Cut(in.resolver, ":")
+	for _, host := range []string{name, "localhost.localdomain", "ip6-localhost"} {
+		target := "http://" + host + ":" + port + "/7BTadEDkJ8"
+		res, err := in.client().ShortenWithResponse(context.Background(), nil, management.ShortenJSONRequestBody{TargetURL: target})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.StatusCode() != http.StatusBadRequest || res.ApplicationProblemJSON400 == nil || !strings.HasSuffix(res.ApplicationProblemJSON400.Type, ":target-url-self") {
+			t.Errorf("shorten %s: %d %s, want 400 target-url-self", target, res.StatusCode(), res.Body)
+		}
+	}
+}

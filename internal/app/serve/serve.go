@@ -129,7 +129,7 @@ func newManagement(cfg config.Serve, store shorturl.Store, pc *persist.Client, c
 	}
 	log.Info("idempotency secret", "file", secretPath, "created", created) // where, never the secret
 	issuer, err := shorturl.NewIssuer(shorturl.IssuerConfig{Store: store, Batch: pc, ResolverBaseURL: cfg.ResolverBaseURL, Rand: rand.Reader,
-		SelfHosts: []string{cfg.ResolverAddr, cfg.ManagementAddr}, ReservedHosts: cfg.ReservedHosts, Screening: screen, IdempotencySecret: secret,
+		SelfHosts: []string{cfg.ResolverAddr, cfg.ManagementAddr}, MachineNames: machineNames(hostsFile), ReservedHosts: cfg.ReservedHosts, Screening: screen, IdempotencySecret: secret,
 		Coalesce: true}) // concurrent POST /shorten share one Persist lookup and one ingest
 	if err != nil {
 		return nil, err

@@ -102,11 +102,19 @@ func forbidden(r rune) bool {
 
 // IsLocal reports whether a canonical host (from Normalize) names this machine:
 // localhost or a name under .localhost (RFC 6761; browsers resolve them to loopback
-// without DNS), a loopback address (127.0.0.0/8, ::1), or an unspecified address
-// (0.0.0.0, ::), which connects to this machine.
+// without DNS), the loopback names Linux distributions put in /etc/hosts
+// (localhost.localdomain, ip6-localhost, …), a loopback address (127.0.0.0/8, ::1),
+// or an unspecified address (0.0.0.0, ::), which connects to this machine. The
+// machine's own hostname is not known here: see shorturl's MachineNames.
 func IsLocal(host string) bool {
 	if ip, err := netip.ParseAddr(host); err == nil {
 		return ip.IsLoopback() || ip.IsUnspecified()
 	}
-	return host == "localhost" || strings.HasSuffix(host, ".localhost")
+	return host == "localhost" || strings.HasSuffix(host, ".localhost") || loopbackNames[host]
+}
+
+// loopbackNames are the conventional names of the loopback in /etc/hosts.
+var loopbackNames = map[string]bool{
+	"localhost.localdomain": true, "localhost4": true, "localhost4.localdomain4": true,
+	"localhost6": true, "localhost6.localdomain6": true, "ip6-localhost": true, "ip6-loopback": true,
 }

@@ -18,7 +18,25 @@ type HostRules struct {
 	self     map[string]bool
 	own      string // one more own host, canonical: the Host a request was sent to
 	local    bool
+	machine  map[string]bool // names of this machine, canonical: own hosts when local
 	reserved hostname.List
+}
+
+// withMachineNames adds names of this machine (its hostname, /etc/hosts' loopback
+// names), which count as own hosts when an own host is on this machine; an invalid
+// one is passed over.
+func (h HostRules) withMachineNames(names []string) HostRules {
+	for _, n := range names {
+		c, err := hostname.Normalize(n)
+		if err != nil {
+			continue
+		}
+		if h.machine == nil {
+			h.machine = map[string]bool{}
+		}
+		h.machine[c] = true
+	}
+	return h
 }
 
 // withRequestHost adds the host a request reached this service at (host or
@@ -92,7 +110,7 @@ func (h HostRules) check(host string) error {
 	if c != host {
 		shown = fmt.Sprintf("%s (%s)", host, c)
 	}
-	if h.self[c] || c == h.own || h.local && hostname.IsLocal(c) {
+	if h.self[c] || c == h.own || h.local && (hostname.IsLocal(c) || h.machine[c]) {
 		return broken(RuleSelf, "target_url host %s is this service's own host; a short URL must not point back at it", shown)
 	}
 	if h.reserved.Match(c) {

@@ -99,6 +99,11 @@ type IssuerConfig struct {
 	// (the management API's, e.g. its listen address "127.0.0.1:8081"). Targets
 	// there are refused (RuleSelf) like targets on the resolver base URL's host.
 	SelfHosts []string
+	// MachineNames are the names this machine answers to besides localhost (its
+	// hostname, the names /etc/hosts maps to a loopback address): where an own host
+	// is on this machine, targets on them are refused too (RuleSelf), or a short URL
+	// could chain through the service and one visit count as several clicks.
+	MachineNames []string
 	// ReservedHosts are hosts targets must not point at (RuleReserved): names, IP
 	// literals and "*.domain" patterns; hostname.ParseList reads the comma list
 	// format of LINOONE_RESERVED_HOSTS.
@@ -133,6 +138,7 @@ func NewIssuer(c IssuerConfig) (*Issuer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("issuer target host rules: %w", err)
 	}
+	hosts = hosts.withMachineNames(c.MachineNames)
 	if c.MaxDraws <= 0 {
 		c.MaxDraws = 5
 	}

@@ -149,6 +149,8 @@ func TestCheckTargetLoopbackResolver(t *testing.T) {
 		"１２７.０.０.１", "127。0。0。1", "[::1]", "0.0.0.0",
 		// and a few more of the same
 		"app.localhost", "127.0.0.2", "0", "[::]", "[0:0:0:0:0:0:0:1]", "ＬＯＣＡＬＨＯＳＴ", "127.0.0.1..",
+		// the loopback names of /etc/hosts (issue 44, finding 4)
+		"localhost.localdomain", "ip6-localhost", "IP6-LOOPBACK", "localhost6",
 	} {
 		for _, raw := range []string{"http://" + host + ":8080/x", "https://" + host + "/"} {
 			var re *RuleError
@@ -262,4 +264,24 @@ func FuzzCheckTarget(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestIssuerRefusesTheMachinesOwnNames is issue 44's finding 4: with the service on
+// loopback, the machine's hostname and /etc/hosts' loopback names are its own hosts
+// too; with the service elsewhere, the same names are anyone's.
+func TestIssuerRefusesTheMachinesOwnNames(t *testing.T) {
+	names := []string{"box", "box.lan", "bad name"}
+	for base, want := range map[string]error{"http://127.0.0.1:8080": ErrInvalidTarget, "https://s.example.com": nil} {
+		is, err := NewIssuer(IssuerConfig{Store: nopStore{}, ResolverBaseURL: base, Rand: strings.NewReader(""), MachineNames: names})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, raw := range []string{"http://box:8080/7BTadEDkJ8", "http://BOX.lan./x"} {
+			err := is.admit(raw, is.hosts)
+			var re *RuleError
+			if want == nil && err != nil || want != nil && (!errors.As(err, &re) || re.Rule != RuleSelf) {
+				t.Errorf("base %s, target %s: %v, want %v", base, raw, err, want)
+			}
+		}
+	}
 }
