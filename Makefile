@@ -99,7 +99,7 @@ fuzz:
 run: bin/linoone
 	@if [ -t 0 ]; then set -m; bin/linoone serve; else exec bin/linoone serve; fi
 
-## bench: Go benchmarks, then issue 8's table in one pinned run (scripts/bench.sh)
+## bench: Go benchmarks, then the click path against its floors in one pinned run (scripts/bench.sh)
 BENCHTIME ?= 500ms
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) ./internal/... ./cmd/...
