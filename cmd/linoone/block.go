@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/linoone/linoone/internal/app/config"
 	"github.com/linoone/linoone/internal/app/datadir"
@@ -24,6 +25,8 @@ example:
 const unblockUsage = `usage: linoone unblock RULE
 
 Removes a rule from the deny list (LINOONE_DENYLIST_FILE), written as it was added.
+A rule that is not there is reported, with the nearest one that is, and removes
+nothing (exit 0, as block of a rule that is there already).
 
 example:
   linoone unblock '*.evil.example'
@@ -71,8 +74,9 @@ func blockCmd(name string, args []string, getenv func(string) string, stdout io.
 		if err != nil {
 			return err
 		}
-		if !removed {
-			return fmt.Errorf("%s is not in the deny list %s", rule, cfg.File)
+		if !removed { // as block of a rule there already: nothing to do, and said so
+			fmt.Fprintf(stdout, "%s is not in the deny list %s: nothing removed%s\n", rule, cfg.File, nearestRule(cfg.File, rule))
+			return nil
 		}
 		effect = "matching short URLs redirect again and can be issued, unless another rule matches"
 	}
@@ -109,4 +113,27 @@ func whenInForce(stdout io.Writer, cfg config.DenyList, effect string) error {
 		fmt.Fprintf(stdout, "a serve on %s applies it within %v of reading %s: %s\n", cfg.DataDir, serve.DenyListPoll, file, effect)
 	}
 	return nil
+}
+
+// nearestRule is "; did you mean X?" for the rule of the list at file nearest to
+// rule (at most a third of its length in edits away), or "".
+func nearestRule(file, rule string) string {
+	lines, err := denyfile.Lines(file)
+	if err != nil {
+		return ""
+	}
+	best, bestD := "", len(rule)/3+1
+	for _, line := range lines {
+		text := denylist.LineText(line)
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		if d := editDistance(strings.ToLower(rule), strings.ToLower(text)); d < bestD {
+			best, bestD = text, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
 }

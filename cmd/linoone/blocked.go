@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -12,11 +13,15 @@ import (
 
 const blockedUsage = `usage: linoone blocked [--check URL]
 
-Lists the deny list's rules, or says whether URL is blocked and by which rule.
+Lists the deny list's rules, or says whether URL is blocked and by which rule:
+with --check it exits 0 when URL is not blocked and 1 when it is, for scripts.
 
 example:
   linoone blocked --check https://login.evil.example/
 `
+
+// errBlocked is blocked --check's exit 1 when the URL is blocked: stdout said so.
+var errBlocked = silentError{errors.New("blocked")}
 
 // blockedCmd is linoone blocked [--check URL]: the rules in force, or whether one
 // URL is blocked and by which rule.
@@ -39,12 +44,13 @@ func blockedCmd(args []string, getenv func(string) string, stdout, stderr io.Wri
 		fmt.Fprintf(stderr, "%s: %v (ignored)\n", cfg.File, e)
 	}
 	if *check != "" {
-		if r, ok := l.Match(*check); ok {
-			fmt.Fprintf(stdout, "blocked by %s rule %s (line %d of %s)\n", r.Kind, r.Text, r.Line, cfg.File)
-		} else {
+		r, ok := l.Match(*check)
+		if !ok {
 			fmt.Fprintln(stdout, "not blocked")
+			return nil
 		}
-		return nil
+		fmt.Fprintf(stdout, "blocked by %s rule %s (line %d of %s)\n", r.Kind, r.Text, r.Line, cfg.File)
+		return errBlocked
 	}
 	fmt.Fprintf(stdout, "%d rules in %s\n", l.Len(), cfg.File)
 	for _, r := range l.Rules() {

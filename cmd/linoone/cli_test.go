@@ -269,3 +269,52 @@ func TestAnswersArePrintedPrintable(t *testing.T) {
 		}
 	}
 }
+
+// TestCLIRoughEdges are issue 43's: --version and -v answer as version does; an
+// unknown command suggests the nearest; a missing argument is named; a usage error
+// prints the usage line and the hint to -h, not the whole help.
+func TestCLIRoughEdges(t *testing.T) {
+	for _, flag := range []string{"--version", "-v"} {
+		code, stdout, _ := runCLI(t, flag)
+		if code != 0 || !strings.HasPrefix(stdout, "linoone github.com/linoone/linoone ") {
+			t.Errorf("%s: exit %d, %q", flag, code, stdout)
+		}
+	}
+	for args, want := range map[string]string{
+		"shortn":            `unknown command "shortn": did you mean "shorten"?`,
+		"STATUS":            `did you mean "status"?`,
+		"stats":             "linoone stats: TOKEN|SHORT_URL is missing\nusage: linoone stats ",
+		"inspect":           "linoone inspect: TOKEN|SHORT_URL is missing\n",
+		"block":             "linoone block: RULE is missing\n",
+		"shorten --nope":    "linoone shorten: flag provided but not defined: -nope\nusage: linoone shorten ",
+		"discover --region": "linoone discover: flag needs an argument: -region\nusage: linoone discover ",
+	} {
+		code, stdout, stderr := runCLI(t, strings.Fields(args)...)
+		if code == 0 || stdout != "" || !strings.Contains(stderr, want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want %q", args, code, stdout, stderr, want)
+		}
+		if strings.Contains(stderr, "flags:") || strings.Contains(stderr, "example:") || !strings.Contains(stderr, "-h' for") {
+			t.Errorf("%s: a usage error prints the whole help, or no hint to -h:\n%s", args, stderr)
+		}
+	}
+	if code, _, stderr := runCLI(t, "zzzzzzzz"); code != 2 || strings.Contains(stderr, "did you mean") {
+		t.Errorf("a command like none: exit %d, %q; want 2 and no suggestion", code, stderr)
+	}
+}
+
+// TestFlagsPrintWithTwoDashes: the flag list uses the style of the usage lines,
+// --name, and prints a default once.
+func TestFlagsPrintWithTwoDashes(t *testing.T) {
+	for _, name := range commands {
+		_, stdout, _ := runCLI(t, name, "-h")
+		_, flags, _ := strings.Cut(stdout, "\nflags:\n")
+		for _, line := range strings.Split(flags, "\n") {
+			if strings.HasPrefix(line, "  -") && !strings.HasPrefix(line, "  --") {
+				t.Errorf("%s: flag line %q has one dash", name, line)
+			}
+			if strings.Count(line, "(default") > 1 {
+				t.Errorf("%s: %q gives its default twice", name, line)
+			}
+		}
+	}
+}

@@ -181,3 +181,33 @@ func TestBlockSaysWhetherTheRunningServeReadsTheList(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockedCheckAndUnblockAreScriptable: blocked --check exits 1 when the URL is
+// blocked; unblock of a rule not in the list removes nothing, says so with the
+// nearest rule, and exits 0 as block of a rule there already does.
+func TestBlockedCheckAndUnblockAreScriptable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "denylist.txt")
+	if err := os.WriteFile(path, []byte("*.evil.example\nphish.example\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cli := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), args, blockEnv(path), &out, &errOut)
+		return code, out.String(), errOut.String()
+	}
+	if code, out, errOut := cli("blocked", "--check", "https://a.evil.example/x"); code != 1 || !strings.Contains(out, "blocked by domain rule *.evil.example") || errOut != "" {
+		t.Errorf("check of a blocked URL: exit %d, %q, %q; want 1 and the rule", code, out, errOut)
+	}
+	if code, out, _ := cli("blocked", "--check", "https://ok.example/"); code != 0 || strings.TrimSpace(out) != "not blocked" {
+		t.Errorf("check of a URL not blocked: exit %d, %q", code, out)
+	}
+	if code, out, _ := cli("unblock", "*.evi.example"); code != 0 || !strings.Contains(out, `nothing removed; did you mean "*.evil.example"?`) {
+		t.Errorf("unblock of a missing rule: exit %d, %q; want 0 and the nearest rule", code, out)
+	}
+	if code, out, _ := cli("block", "phish.example"); code != 0 || !strings.Contains(out, "already blocked") {
+		t.Errorf("block of a rule there already: exit %d, %q", code, out)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "*.evil.example\nphish.example\n" {
+		t.Errorf("the list changed: %q", b)
+	}
+}

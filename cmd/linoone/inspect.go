@@ -5,12 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
 	"github.com/linoone/linoone/api/management"
 	"github.com/linoone/linoone/internal/app/config"
 	"github.com/linoone/linoone/internal/app/producer"
+	"github.com/linoone/linoone/internal/core/shorturl"
 	"github.com/linoone/linoone/internal/foundation/tty"
 )
 
@@ -34,11 +36,14 @@ func inspectCmd(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return err
 	}
+	tok, err := tokenArg(fs, pos[0])
+	if err != nil {
+		return err
+	}
 	api, err := managementClient(getenv, fs, 30*time.Second)
 	if err != nil {
 		return err
 	}
-	tok := producer.TokenOf(pos[0])
 	call := fmt.Sprintf("GET %s/links/%s", api.Base, tok)
 	res, err := api.Client.GetLinkWithResponse(ctx, tok)
 	if err != nil {
@@ -79,4 +84,14 @@ func managementClient(getenv func(string) string, fs *flag.FlagSet, timeout time
 		return producer.API{}, err
 	}
 	return producer.Connect(endpoint, cfg, timeout)
+}
+
+// tokenArg is the token of a TOKEN|SHORT_URL argument, or a usage error saying what
+// a token looks like: nothing is sent for an argument that cannot name a short URL.
+func tokenArg(fs *flag.FlagSet, arg string) (string, error) {
+	tok := producer.TokenOf(arg)
+	if !shorturl.IsToken(tok) {
+		return "", &usageError{fs: fs, err: fmt.Errorf("%s is not a token or a short URL: a token is 10 letters and digits, such as 7BTadEDkJ8, the last part of its short URL", strconv.Quote(arg))}
+	}
+	return tok, nil
 }

@@ -29,7 +29,6 @@ import (
 	"strings"
 
 	"github.com/linoone/linoone/internal/app/serve"
-	"github.com/linoone/linoone/internal/ops/discovery/discoverycli"
 )
 
 func main() {
@@ -103,16 +102,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "blocked":
 		err = blockedCmd(args[1:], getenv, stdout, stderr)
 	case "discover":
-		return discoverycli.Main(ctx, args[1:], getenv, stdout, stderr)
+		return discoverCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "capacity":
 		return capacityCmd(args[1:], stdout, stderr)
-	case "version":
+	case "version", "--version", "-v":
 		err = versionCmd(args[1:], stdout)
 	case serve.ChildCommand: // not in the usage: serve runs it
 		err = persistChildCmd(args[1:], getenv, stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "linoone: unknown command %q\n\n%s", args[0], usage)
+		fmt.Fprintf(stderr, "linoone: unknown command %q%s\n%sRun 'linoone -h' for the commands.\n", args[0], suggest(args[0]), synopsis("linoone"))
 		return 2
 	}
-	return commandResult(args[0], err, stdout, stderr)
+	name := args[0]
+	if strings.HasPrefix(name, "-") {
+		name = "version"
+	}
+	return commandResult(name, err, stdout, stderr)
 }

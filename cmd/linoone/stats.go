@@ -34,6 +34,10 @@ func statsCmd(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
+	tok, err := tokenArg(fs, pos[0])
+	if err != nil {
+		return err
+	}
 	api, err := managementClient(getenv, fs, 30*time.Second)
 	if err != nil {
 		return err
@@ -45,7 +49,6 @@ func statsCmd(ctx context.Context, args []string, getenv func(string) string, st
 	if *to != "" {
 		params.To = to
 	}
-	tok := producer.TokenOf(pos[0])
 	call := fmt.Sprintf("GET %s/links/%s/stats", api.Base, tok)
 	res, err := api.Client.GetLinkStatsWithResponse(ctx, tok, &params)
 	if err != nil {

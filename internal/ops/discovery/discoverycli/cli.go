@@ -58,21 +58,45 @@ var (
 	_ prober       = (*dnscheck.Prober)(nil)
 )
 
-// Main runs `linoone discover`. args are the arguments after the subcommand
-// (a leading "discover" is tolerated). It prints a report (or JSON with
-// --json) on stdout and returns ExitReady, ExitActionRequired or ExitError;
-// errors are one line on stderr. Nothing is written to AWS.
+// Main runs `linoone discover` on its own command line: args are the arguments
+// after the subcommand (a leading "discover" is tolerated). The CLI parses them
+// with its other commands' flags instead (Flags, then Options.Run).
 func Main(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	return run(ctx, args, getenv, stdout, stderr, dnscheck.NewProber(nil))
 }
 
 // run is Main with the HTTPS prober injected.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, p prober) int {
-	o, err := parseArgs(args, getenv)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, usage)
-		return ExitReady
+	if len(args) > 0 && args[0] == "discover" {
+		args = args[1:]
 	}
+	fs := flag.NewFlagSet("discover", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o := Flags(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, Usage)
+			return ExitReady
+		}
+		fmt.Fprintf(stderr, "linoone discover: %s\n", oneLine(fmt.Errorf("%w: %w (see --help)", ErrUsage, err).Error()))
+		return ExitError
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "linoone discover: %s\n", oneLine(fmt.Errorf("%w: unexpected argument %q (see --help)", ErrUsage, fs.Arg(0)).Error()))
+		return ExitError
+	}
+	return o.run(ctx, getenv, stdout, stderr, p)
+}
+
+// Run runs the discovery the flags set (Flags) and prints a report (or JSON with
+// --json) on stdout; it returns ExitReady, ExitActionRequired or ExitError, each
+// error one line on stderr. Nothing is written to AWS.
+func (o *Options) Run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) int {
+	return o.run(ctx, getenv, stdout, stderr, dnscheck.NewProber(nil))
+}
+
+func (o *Options) run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer, p prober) int {
+	err := o.finish(getenv)
 	if err != nil {
 		// errors.Join puts one error per line; each stays one line.
 		for _, line := range strings.Split(err.Error(), "\n") {
@@ -95,7 +119,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return ExitError
 		}
 	}
-	facts, err := gather(ctx, o, awsfacts.New(cfg, o.endpoint), dnscheck.NewResolver(server, 0), p)
+	facts, err := gather(ctx, *o, awsfacts.New(cfg, o.endpoint), dnscheck.NewResolver(server, 0), p)
 	if err != nil {
 		fmt.Fprintf(stderr, "linoone discover: %s\n", oneLine(err.Error()))
 		return ExitError
@@ -119,7 +143,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return ExitReady
 }
 
-type options struct {
+// Options are what the flags of `linoone discover` set (Flags).
+type Options struct {
 	domain    string
 	region    string
 	bus       string
@@ -133,23 +158,13 @@ type options struct {
 	aws       awsfacts.Settings
 }
 
-const usage = `usage: linoone discover [--domain NAME] --region REGION [--bus NAME|ARN]
+// Usage describes `linoone discover`; the CLI prints its flags after it.
+const Usage = `usage: linoone discover [--domain NAME] --region REGION [--bus NAME|ARN]
                         [--resolver-api-id ID] [--probe-token TOKEN] [--path-prefix P]
                         [--sandbox] [--json] [--dns-server HOST:PORT]
 
 Read-only infrastructure discovery before any custom-domain or bus decision
 (rules/infrastructure-discovery.md). Exit 0: ready; 2: a person must act; 1: error.
-
-  --domain           custom domain for short URLs (omit for the API endpoint)
-  --region           AWS region of the resolver API (default $AWS_REGION)
-  --bus              shared EventBridge bus name or ARN
-  --resolver-api-id  API Gateway id of the resolver HTTP API, once deployed
-  --probe-token      send GET https://<domain>/<token> and expect the resolver's 302 or 404
-                     (an unknown token answers 404 and records no click)
-  --path-prefix      path segment in front of tokens, when the domain's router needs one
-  --sandbox          allow creating the bus when it does not exist
-  --json             machine-readable output
-  --dns-server       DNS server to ask (default: first nameserver of /etc/resolv.conf)
 
 Environment: AWS credentials as usual (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/
 AWS_SESSION_TOKEN or AWS_PROFILE), AWS_MAX_ATTEMPTS, and
@@ -160,44 +175,34 @@ example:
     --bus engagement --resolver-api-id abc123defg --probe-token AAAAAAAAAA --json
 `
 
-// parseArgs reads and validates flags and environment, reporting every
-// problem at once.
-func parseArgs(args []string, getenv func(string) string) (options, error) {
-	if len(args) > 0 && args[0] == "discover" {
-		args = args[1:]
-	}
-	var o options
-	fs := flag.NewFlagSet("discover", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.StringVar(&o.domain, "domain", "", "")
-	fs.StringVar(&o.region, "region", "", "")
-	fs.StringVar(&o.bus, "bus", "", "")
-	fs.StringVar(&o.apiID, "resolver-api-id", "", "")
-	fs.StringVar(&o.token, "probe-token", "", "")
-	fs.StringVar(&o.prefix, "path-prefix", "", "")
-	fs.StringVar(&o.dnsServer, "dns-server", "", "")
-	fs.BoolVar(&o.sandbox, "sandbox", false, "")
-	fs.BoolVar(&o.json, "json", false, "")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return options{}, err
-		}
-		return options{}, fmt.Errorf("%w: %w (see --help)", ErrUsage, err)
-	}
-	var errs []error
-	if fs.NArg() > 0 {
-		errs = append(errs, fmt.Errorf("%w: unexpected argument %q (see --help)", ErrUsage, fs.Arg(0)))
-	}
+// Flags defines the flags of `linoone discover` on fs; Run reads what they set.
+func Flags(fs *flag.FlagSet) *Options {
+	o := &Options{}
+	fs.StringVar(&o.domain, "domain", "", "custom domain for short URLs (omit for the API endpoint)")
+	fs.StringVar(&o.region, "region", "", "AWS region of the resolver API (default $AWS_REGION)")
+	fs.StringVar(&o.bus, "bus", "", "shared EventBridge bus name or ARN")
+	fs.StringVar(&o.apiID, "resolver-api-id", "", "API Gateway id of the resolver HTTP API, once deployed")
+	fs.StringVar(&o.token, "probe-token", "", "send GET https://<domain>/<token> and expect the resolver's 302 or 404\n(an unknown token answers 404 and records no click)")
+	fs.StringVar(&o.prefix, "path-prefix", "", "path segment in front of tokens, when the domain's router needs one")
+	fs.StringVar(&o.dnsServer, "dns-server", "", "DNS server to ask, HOST:PORT (default: first nameserver of /etc/resolv.conf)")
+	fs.BoolVar(&o.sandbox, "sandbox", false, "allow creating the bus when it does not exist")
+	fs.BoolVar(&o.json, "json", false, "machine-readable output")
+	return o
+}
+
+// finish completes the flags with the environment and validates them, reporting
+// every problem at once.
+func (o *Options) finish(getenv func(string) string) error {
 	if o.region == "" {
 		o.region = getenv("AWS_REGION")
 	}
-	errs = append(errs, o.validate()...)
+	errs := o.validate()
 	errs = append(errs, o.readEnvironment(getenv)...)
-	return o, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // validate checks the flags' values; every bad one is reported.
-func (o *options) validate() []error {
+func (o *Options) validate() []error {
 	var errs []error
 	check := func(set bool, err error) {
 		if set && err != nil {
@@ -230,7 +235,7 @@ func (o *options) validate() []error {
 
 // readEnvironment takes the endpoint override and the AWS settings from the
 // environment, checking what it can.
-func (o *options) readEnvironment(getenv func(string) string) []error {
+func (o *Options) readEnvironment(getenv func(string) string) []error {
 	var errs []error
 	if o.endpoint = getenv(EndpointEnv); o.endpoint != "" {
 		if u, err := url.Parse(o.endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -255,7 +260,7 @@ func (o *options) readEnvironment(getenv func(string) string) []error {
 }
 
 // gather collects the facts: AWS first, then public DNS, then the probe.
-func gather(ctx context.Context, o options, aws factSource, dns nameResolver, p prober) (discovery.Facts, error) {
+func gather(ctx context.Context, o Options, aws factSource, dns nameResolver, p prober) (discovery.Facts, error) {
 	snap, err := aws.Collect(ctx, awsfacts.Query{Domain: o.domain, ResolverAPIID: o.apiID, Bus: o.bus})
 	if err != nil {
 		return discovery.Facts{}, err
