@@ -95,8 +95,13 @@ type Health struct {
 	// because neither the bus nor the click DLQ accepts them; in local mode,
 	// `click-delivery`: the inline consumer's last attempt to deliver the
 	// journal into Persist failed, and it retries while the clicks wait in the
-	// journal.
+	// journal; `deny-list`: lines of the deny list are malformed and ignored
+	// (`deny_list_malformed`), so what they were meant to block is not blocked.
 	Degraded *[]string `json:"degraded,omitempty"`
+
+	// DenyListMalformed Management API in local mode: lines of the deny list in force that are
+	// ignored as malformed (each logged at WARN with its line number).
+	DenyListMalformed *int `json:"deny_list_malformed,omitempty"`
 
 	// Status `ok`, or `degraded` when part of the service works in a reduced way
 	// (listed in `degraded`). Either way the process serves: this is liveness.

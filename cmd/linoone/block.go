@@ -48,7 +48,13 @@ func blockCmd(name string, args []string, getenv func(string) string, stdout io.
 	}
 	rule := denylist.LineText(pos[0])
 	l, bad := denylist.ParseString(rule)
-	if len(bad) > 0 || l.Len() != 1 {
+	if len(bad) > 0 {
+		// Why, and what was probably meant: a rule block accepted but no target can
+		// match would be reported in force and take nothing down.
+		why := strings.TrimPrefix(bad[0].Err.Error(), denylist.ErrMalformed.Error()+": ")
+		return fmt.Errorf("%q is not a rule (a host, *.domain or an http(s) URL prefix): %s", rule, why)
+	}
+	if l.Len() != 1 {
 		return fmt.Errorf("%q is not a rule: a host, *.domain or an http(s) URL prefix", rule)
 	}
 	kind := l.Rules()[0].Kind

@@ -211,3 +211,24 @@ func TestBlockedCheckAndUnblockAreScriptable(t *testing.T) {
 		t.Errorf("the list changed: %q", b)
 	}
 }
+
+// TestBlockRefusesRulesThatCanNeverMatch is issue 44's finding 1: block refuses a
+// rule no target can match (exit 1), says why and what was probably meant, and
+// writes nothing.
+func TestBlockRefusesRulesThatCanNeverMatch(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "denylist.txt")
+	for rule, want := range map[string]string{
+		".evil.example":  `did you mean "*.evil.example"`,
+		"..evil.example": `did you mean "*.evil.example"`,
+		"evil..example":  `did you mean "evil.example"`,
+	} {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), []string{"block", rule}, blockEnv(path), &out, &errOut)
+		if code != 1 || !strings.Contains(errOut.String(), "empty label") || !strings.Contains(errOut.String(), want) || out.Len() != 0 {
+			t.Errorf("block %s: exit %d, stdout %q, stderr %q; want 1 saying %q", rule, code, &out, &errOut, want)
+		}
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("a refused rule wrote the list (%v)", err)
+	}
+}

@@ -336,9 +336,15 @@ export interface components {
              *     because neither the bus nor the click DLQ accepts them; in local mode,
              *     `click-delivery`: the inline consumer's last attempt to deliver the
              *     journal into Persist failed, and it retries while the clicks wait in the
-             *     journal.
+             *     journal; `deny-list`: lines of the deny list are malformed and ignored
+             *     (`deny_list_malformed`), so what they were meant to block is not blocked.
              */
             degraded?: string[];
+            /**
+             * @description Management API in local mode: lines of the deny list in force that are
+             *     ignored as malformed (each logged at WARN with its line number).
+             */
+            deny_list_malformed?: number;
             /**
              * Format: int64
              * @description Resolver in local mode with the inline consumer: bytes of journaled click

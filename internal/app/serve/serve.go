@@ -78,7 +78,7 @@ func Run(ctx context.Context, cfg config.Serve, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	mgmt, err := newManagement(cfg, rs.Store, pc, creds, screen, log)
+	mgmt, err := newManagement(cfg, rs.Store, pc, creds, screen, s.denyList.Holder, log)
 	if err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func (s *stack) openDenyList(cfg config.Serve) (shorturl.Screening, error) {
 
 // newManagement is the management API: the issuer on the resolver's store (sharing
 // its hot set), SigV4-checked with the local credentials.
-func newManagement(cfg config.Serve, store shorturl.Store, pc *persist.Client, creds sigv4.Credentials, screen shorturl.Screening, log *slog.Logger) (http.Handler, error) {
+func newManagement(cfg config.Serve, store shorturl.Store, pc *persist.Client, creds sigv4.Credentials, screen shorturl.Screening, deny *denylist.Holder, log *slog.Logger) (http.Handler, error) {
 	// Targets on this service's own addresses are refused like the resolver base
 	// URL's host: on loopback that covers every spelling of this machine.
 	secret, secretPath, created, err := datadir.IdempotencySecret(cfg.DataDir)
@@ -138,5 +138,6 @@ func newManagement(cfg config.Serve, store shorturl.Store, pc *persist.Client, c
 	if err != nil {
 		return nil, err
 	}
-	return mgmtapi.NewManagement(mgmtapi.ManagementDeps{Issuer: issuer, Clicker: pc, Authenticator: verifier, Logger: log, Caller: sigv4.Caller})
+	return mgmtapi.NewManagement(mgmtapi.ManagementDeps{Issuer: issuer, Clicker: pc, Authenticator: verifier, Logger: log, Caller: sigv4.Caller,
+		DenyList: func() interface{ Malformed() int } { return deny.List() }})
 }

@@ -6,7 +6,7 @@
 // with its line number and ignored. Holder keeps the list in force and swaps it
 // atomically; Poller (a file) and Cache (any fetch, such as an SSM parameter) reload
 // it, keeping the previous good list when the source cannot be read. It imports the
-// standard library and internal/core/hostname only.
+// standard library, internal/core/hostname and internal/core/shorturl's target rules.
 package denylist
 
 import (
@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/linoone/linoone/internal/core/hostname"
+	"github.com/linoone/linoone/internal/core/shorturl"
 )
 
 // Kind is the kind of a rule. It is what clients and logs are told about a match,
@@ -65,6 +66,9 @@ type List struct {
 	domains  map[string]*Rule
 	prefixes map[string][]prefix // by canonical host
 	rules    []Rule
+	// malformed counts the lines left out as malformed, for /healthz: a takedown
+	// an operator believes in force may be one of them.
+	malformed int
 }
 
 // Parse reads a deny list. It returns the list of every valid rule and the
@@ -95,6 +99,7 @@ func Parse(r io.Reader) (*List, []*LineError, error) {
 	if err := sc.Err(); err != nil {
 		return nil, bad, fmt.Errorf("read deny list: %w", err)
 	}
+	l.malformed = len(bad)
 	for i := range l.rules { // l.rules no longer grows: pointers into it are stable
 		r, k := &l.rules[i], keys[i]
 		switch r.Kind {
@@ -138,6 +143,11 @@ func parseRule(text string) (Kind, string, prefix, error) {
 		if err != nil {
 			return "", "", prefix{}, err
 		}
+		// Every target a prefix blocks starts with the prefix: one issuance would
+		// refuse (an invisible character, over the length bound) blocks nothing.
+		if err := shorturl.CheckTarget(text, shorturl.HostRules{}); err != nil {
+			return "", "", prefix{}, fmt.Errorf("a URL prefix must itself be a target URL issuance accepts: %v", err)
+		}
 		return KindPrefix, h, prefix{scheme: u.scheme, port: u.port, rest: browserPath(u.rest)}, nil
 	}
 	if strings.Contains(text, "/") {
@@ -149,7 +159,16 @@ func parseRule(text string) (Kind, string, prefix, error) {
 	}
 	h, err := ruleHost(d)
 	if err != nil {
+		if hint := emptyLabelHint(d); hint != "" {
+			err = fmt.Errorf("%w, which no target's host has; did you mean %s", err, hint)
+		}
 		return "", "", prefix{}, err
+	}
+	// A target's host also passes url.Parse, which refuses some characters that
+	// Normalize, as browsers, lets through ("{", "`"): a host rule on such a name
+	// blocks nothing.
+	if err := shorturl.CheckTarget("https://"+bracket(h)+"/", shorturl.HostRules{}); err != nil {
+		return "", "", prefix{}, fmt.Errorf("host %q: no target URL issuance accepts has it (%v)", h, err)
 	}
 	if !wild {
 		return KindHost, h, prefix{}, nil
@@ -158,6 +177,37 @@ func parseRule(text string) (Kind, string, prefix, error) {
 		return "", "", prefix{}, errors.New(`"*." needs a domain name, not an IP address`)
 	}
 	return KindDomain, h, prefix{}, nil
+}
+
+// emptyLabelHint is what a host or domain with empty labels was probably meant to
+// say: "*.evil.example" (the domain and every name under it) for ".evil.example"
+// or "..evil.example", as in a cookie's or a mail filter's domain; "evil.example"
+// for "evil..example". It is "" when there is no such mistake or the hint would not
+// be a rule either.
+func emptyLabelHint(host string) string {
+	if !strings.Contains(host, "..") && !strings.HasPrefix(host, ".") {
+		return ""
+	}
+	name := strings.TrimLeft(host, ".")
+	for strings.Contains(name, "..") {
+		name = strings.ReplaceAll(name, "..", ".")
+	}
+	hint, what := name, "(that host)"
+	if strings.HasPrefix(host, ".") {
+		hint, what = "*."+name, "(the domain and every name under it)"
+	}
+	if _, _, _, err := parseRule(hint); err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%q %s", hint, what)
+}
+
+// bracket writes a canonical IPv6 address as a URL holds it.
+func bracket(h string) string {
+	if strings.Contains(h, ":") {
+		return "[" + h + "]"
+	}
+	return h
 }
 
 // ruleHost is a rule's host in canonical form. It is read as a target's host is
@@ -179,6 +229,14 @@ func (l *List) Len() int {
 		return 0
 	}
 	return len(l.rules)
+}
+
+// Malformed is the number of lines of the list left out as malformed.
+func (l *List) Malformed() int {
+	if l == nil {
+		return 0
+	}
+	return l.malformed
 }
 
 // Rules are the rules in list order.

@@ -408,3 +408,29 @@ func TestPollerSeesAnEditThatKeepsItsTimes(t *testing.T) {
 		t.Fatalf("an edit with its old times: changed %v, %v", changed, err)
 	}
 }
+
+// TestRulesThatCanNeverMatch is issue 44's finding 1: a rule whose host has an
+// empty label names no host a target can have; it is malformed, and the error says
+// what was probably meant.
+func TestRulesThatCanNeverMatch(t *testing.T) {
+	for rule, hint := range map[string]string{
+		".evil.example":           `did you mean "*.evil.example" (the domain`,
+		"..evil.example":          `did you mean "*.evil.example" (the domain`,
+		"evil..example":           `did you mean "evil.example" (that host)`,
+		"*..evil.example":         `did you mean "*.evil.example"`,
+		"https://.evil.example/x": "empty label",
+		"https://evil..example/x": "empty label",
+		"%2eevil.example":         "empty label",
+		"evil。。example":           "empty label",
+		".":                       "invalid host",
+	} {
+		l, bad := denylist.ParseString(rule)
+		if l.Len() != 0 || len(bad) != 1 {
+			t.Errorf("%q: %d rules, %d malformed; want it malformed", rule, l.Len(), len(bad))
+			continue
+		}
+		if err := bad[0].Err; !errors.Is(err, denylist.ErrMalformed) || !strings.Contains(err.Error(), hint) {
+			t.Errorf("%q: %v; want it to say %q", rule, err, hint)
+		}
+	}
+}

@@ -19,6 +19,10 @@ import (
 // ErrInvalid is matched (errors.Is) by every error Normalize returns.
 var ErrInvalid = errors.New("invalid host")
 
+// ErrEmptyLabel is matched, beside ErrInvalid, by the error of a host with an empty
+// label before its last: ".evil.example", "evil..example".
+var ErrEmptyLabel = errors.New("empty label")
+
 // uts46 is the WHATWG URL standard's "domain to ASCII": UTS-46 non-transitional
 // processing with CheckBidi and CheckJoiners, without CheckHyphens,
 // UseSTD3ASCIIRules or VerifyDnsLength. Options apply in order: MapForLookup turns
@@ -41,7 +45,8 @@ var uts46 = idna.New(
 // It refuses what a browser's URL parser refuses: invalid UTF-8, a host that maps to
 // nothing, holds a forbidden code point, fails UTS-46 processing, or ends in a number
 // without being an IPv4 address ("example.123", "1.2.3.4.5", "256.0.0.1"); and IPv6
-// zones.
+// zones. It also refuses a name with an empty label before its last, which browsers
+// parse but no resolver looks up.
 // Normalize is idempotent: Normalize(h) == Normalize(Normalize(h)).
 func Normalize(host string) (string, error) {
 	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
@@ -60,6 +65,12 @@ func Normalize(host string) (string, error) {
 	name = strings.TrimRight(name, ".")
 	if name == "" {
 		return "", fmt.Errorf("%w %q: empty", ErrInvalid, host)
+	}
+	// An empty label (".evil.example", "evil..example") is a name no DNS resolver
+	// looks up, so no target can have it: a deny rule written so would never match
+	// (issue 44). Trailing dots are the root's and are dropped above.
+	if strings.HasPrefix(name, ".") || strings.Contains(name, "..") {
+		return "", fmt.Errorf("%w %q: %w (a leading dot or two dots in a row)", ErrInvalid, host, ErrEmptyLabel)
 	}
 	if i := strings.IndexFunc(name, forbidden); i >= 0 {
 		return "", fmt.Errorf("%w %q: forbidden character %q", ErrInvalid, host, name[i])

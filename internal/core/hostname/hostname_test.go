@@ -74,6 +74,11 @@ func TestNormalize(t *testing.T) {
 		{"1.2.3.4.5", ""},
 		{"1.256.1", ""},
 		{"127..0.1", ""},
+		// Empty labels: parsed by browsers, looked up by no resolver (issue 44).
+		{".evil.example", ""},
+		{"..evil.example", ""},
+		{"evil..example", ""},
+		{"evil。。example", ""},
 		{"08.0.0.1", ""},
 		{"example.123", ""},
 		{"example.0x1f", ""},

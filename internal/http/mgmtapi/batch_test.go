@@ -38,7 +38,7 @@ type env struct {
 	down             atomic.Bool // Persist answers 503 to everything
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T, opts ...func(*mgmtapi.ManagementDeps)) *env {
 	t.Helper()
 	lp, err := localpersist.Open(context.Background(), filepath.Join(t.TempDir(), "persist.db"), localpersist.Options{})
 	if err != nil {
@@ -72,7 +72,11 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.h, err = mgmtapi.NewManagement(mgmtapi.ManagementDeps{Issuer: is, Clicker: e.pc, Authenticator: v, Caller: sigv4.Caller}); err != nil {
+	deps := mgmtapi.ManagementDeps{Issuer: is, Clicker: e.pc, Authenticator: v, Caller: sigv4.Caller}
+	for _, o := range opts {
+		o(&deps)
+	}
+	if e.h, err = mgmtapi.NewManagement(deps); err != nil {
 		t.Fatal(err)
 	}
 	return e

@@ -62,6 +62,9 @@ type ManagementDeps struct {
 	// Caller is the identity of an authenticated request (the SigV4 access key id
 	// locally, the IAM principal ARN on AWS); it derives idempotent tokens only.
 	Caller func(*http.Request) string
+	// DenyList is the deny list in force, for /healthz's count of malformed lines
+	// (nil: none to report).
+	DenyList func() interface{ Malformed() int }
 }
 
 type managementServer struct {
@@ -70,6 +73,7 @@ type managementServer struct {
 	log     *slog.Logger
 	docs    func() (apidocs.Page, error) // the HTML reference, rendered once
 	persist *httpapi.PersistWatch        // this API's own calls to Persist
+	deny    func() interface{ Malformed() int }
 }
 
 // observePersist notes, for GET /healthz, err: the outcome of an operation's call into
@@ -110,7 +114,7 @@ func NewManagement(d ManagementDeps) (http.Handler, error) {
 		ErrorHandlerWithOpts: validationProblem,
 	})
 	param, request, response := httpapi.ErrorHandlers(log, http.StatusNotFound)
-	strict := management.NewStrictHandlerWithOptions(managementServer{issuer: d.Issuer, clicker: d.Clicker, log: log, docs: sync.OnceValues(renderDocs), persist: &httpapi.PersistWatch{}},
+	strict := management.NewStrictHandlerWithOptions(managementServer{issuer: d.Issuer, clicker: d.Clicker, log: log, docs: sync.OnceValues(renderDocs), persist: &httpapi.PersistWatch{}, deny: d.DenyList},
 		[]management.StrictMiddlewareFunc{withRequestHost, withCaller(d.Caller), withNoSniff},
 		management.StrictHTTPServerOptions{RequestErrorHandlerFunc: request, ResponseErrorHandlerFunc: response})
 	mux := http.NewServeMux()
@@ -296,10 +300,22 @@ func validationProblem(ctx context.Context, err error, w http.ResponseWriter, r 
 }
 
 func (s managementServer) GetHealth(ctx context.Context, _ management.GetHealthRequestObject) (management.GetHealthResponseObject, error) {
+	h := management.GetHealth200JSONResponse{Status: management.Ok}
+	var degraded []string
 	if s.persist.Failing() { // issuance and lookups answer 503 meanwhile
-		return management.GetHealth200JSONResponse{Status: management.Degraded, Degraded: &[]string{httpapi.HealthPersist}}, nil
+		degraded = append(degraded, httpapi.HealthPersist)
 	}
-	return management.GetHealth200JSONResponse{Status: management.Ok}, nil
+	if s.deny != nil {
+		n := s.deny().Malformed()
+		h.DenyListMalformed = &n
+		if n > 0 { // a takedown the operator believes in force may be one of them
+			degraded = append(degraded, "deny-list")
+		}
+	}
+	if len(degraded) > 0 {
+		h.Status, h.Degraded = management.Degraded, &degraded
+	}
+	return h, nil
 }
 
 func (s managementServer) Shorten(ctx context.Context, req management.ShortenRequestObject) (management.ShortenResponseObject, error) {
