@@ -106,7 +106,9 @@ type ClientInterface interface {
 	//
 	// Unauthenticated on both APIs. Either API reports `degraded`, naming `persist`,
 	// while its own last call to Persist failed; the resolver also while click
-	// facts wait in memory, and in local mode adds `bus_lag_bytes`.
+	// facts wait in memory, and in local mode adds `bus_lag_bytes`. Locally the
+	// management API answers HEAD on `/healthz`, `/openapi.yaml` and `/docs` as GET
+	// without a body.
 	//
 	// Corresponds with GET /healthz (the `GetHealth` operationId).
 	GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -243,7 +245,9 @@ func (c *Client) GetDocs(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 //
 // Unauthenticated on both APIs. Either API reports `degraded`, naming `persist`,
 // while its own last call to Persist failed; the resolver also while click
-// facts wait in memory, and in local mode adds `bus_lag_bytes`.
+// facts wait in memory, and in local mode adds `bus_lag_bytes`. Locally the
+// management API answers HEAD on `/healthz`, `/openapi.yaml` and `/docs` as GET
+// without a body.
 //
 // Corresponds with GET /healthz (the `GetHealth` operationId).
 func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -793,7 +797,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Unauthenticated on both APIs. Either API reports `degraded`, naming `persist`,
 	// while its own last call to Persist failed; the resolver also while click
-	// facts wait in memory, and in local mode adds `bus_lag_bytes`.
+	// facts wait in memory, and in local mode adds `bus_lag_bytes`. Locally the
+	// management API answers HEAD on `/healthz`, `/openapi.yaml` and `/docs` as GET
+	// without a body.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -1405,7 +1411,9 @@ func (c *ClientWithResponses) GetDocsWithResponse(ctx context.Context, reqEditor
 //
 // Unauthenticated on both APIs. Either API reports `degraded`, naming `persist`,
 // while its own last call to Persist failed; the resolver also while click
-// facts wait in memory, and in local mode adds `bus_lag_bytes`.
+// facts wait in memory, and in local mode adds `bus_lag_bytes`. Locally the
+// management API answers HEAD on `/healthz`, `/openapi.yaml` and `/docs` as GET
+// without a body.
 //
 // Returns a wrapper object for the known response body format(s).
 //

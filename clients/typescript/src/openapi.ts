@@ -124,7 +124,9 @@ export interface paths {
          * Liveness of the API process
          * @description Unauthenticated on both APIs. Either API reports `degraded`, naming `persist`,
          *     while its own last call to Persist failed; the resolver also while click
-         *     facts wait in memory, and in local mode adds `bus_lag_bytes`.
+         *     facts wait in memory, and in local mode adds `bus_lag_bytes`. Locally the
+         *     management API answers HEAD on `/healthz`, `/openapi.yaml` and `/docs` as GET
+         *     without a body.
          */
         get: operations["getHealth"];
         put?: never;

@@ -42,11 +42,12 @@ func TestDocsAreServedUnsigned(t *testing.T) {
 		t.Error("GET /docs: no shorten operation in the page")
 	}
 
-	// Still signed: every other operation, and HEAD on the docs routes.
+	// Still signed: every other operation, and HEAD on them (HEAD on the docs
+	// routes answers as GET: mgmtapi's TestHeadOnPublicRoutes).
 	for _, req := range []*http.Request{
 		httptest.NewRequest(http.MethodPost, "/shorten", strings.NewReader(`{"target_url":"https://example.com/"}`)),
 		httptest.NewRequest(http.MethodGet, "/links/7BTadEDkJ8/stats", nil),
-		httptest.NewRequest(http.MethodHead, "/docs", nil),
+		httptest.NewRequest(http.MethodHead, "/links/7BTadEDkJ8", nil),
 	} {
 		req.Header.Set("Content-Type", "application/json")
 		if res, body := do(t, h, req); res.StatusCode != http.StatusForbidden {
@@ -68,13 +69,14 @@ func TestDocsAreServedUnsigned(t *testing.T) {
 }
 
 // TestDocsMethodNotAllowed: a signed request with another method gets 405 and an
-// Allow that names what the route serves: GET only, as on API Gateway, where a HEAD
-// finds no route.
+// Allow that names what the route serves: GET and HEAD on the public paths, GET on
+// the signed ones, as on API Gateway, where a HEAD finds no route.
 func TestDocsMethodNotAllowed(t *testing.T) {
 	h, _ := newManagementAPI(t, newStore(), time.Now)
-	for _, path := range []string{"/docs", "/openapi.yaml", "/healthz", "/links/7BTadEDkJ8", "/links/7BTadEDkJ8/stats"} {
+	for path, allow := range map[string]string{"/docs": "GET, HEAD", "/openapi.yaml": "GET, HEAD", "/healthz": "GET, HEAD",
+		"/links/7BTadEDkJ8": "GET", "/links/7BTadEDkJ8/stats": "GET"} {
 		res, body := do(t, h, signed(t, http.MethodPost, path, "application/json", []byte(`{}`), creds, time.Now()))
-		if res.StatusCode != http.StatusMethodNotAllowed || res.Header.Get("Allow") != "GET" {
+		if res.StatusCode != http.StatusMethodNotAllowed || res.Header.Get("Allow") != allow {
 			t.Errorf("POST %s: %d Allow %q %s", path, res.StatusCode, res.Header.Get("Allow"), body)
 		}
 		decodeProblem(t, res, body)

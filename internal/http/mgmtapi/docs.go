@@ -13,22 +13,42 @@ import (
 )
 
 // isPublic reports the requests served without a signature: the liveness probe and
-// the contract, GET /openapi.yaml and its HTML reference GET /docs. On AWS their
-// routes have authorization NONE; every other stays AWS_IAM (a HEAD, which has no
-// route there, is signed and then finds no route here either).
+// the contract, GET /openapi.yaml and its HTML reference GET /docs (HEAD of them is
+// a GET by then: headAsGet). On AWS their routes have authorization NONE; every
+// other stays AWS_IAM.
 func isPublic(r *http.Request) bool {
 	if isHealth(r) {
 		return true
 	}
-	return r.Method == http.MethodGet && (r.URL.Path == "/openapi.yaml" || r.URL.Path == "/docs")
+	return r.Method == http.MethodGet && isPublicPath(r.URL.Path)
 }
 
-// docsAllow is the Allow header of the documentation paths, "" for other paths.
-func docsAllow(path string) string {
-	if path == "/openapi.yaml" || path == "/docs" {
-		return "GET"
+func isPublicPath(path string) bool {
+	return path == "/openapi.yaml" || path == "/docs" || path == "/healthz"
+}
+
+// publicAllow is the Allow header of the public paths, "" for other paths.
+func publicAllow(path string) string {
+	if isPublicPath(path) {
+		return "GET, HEAD"
 	}
 	return ""
+}
+
+// headAsGet answers HEAD on a public path as GET (RFC 9110 9.3.2): a probe or a
+// link checker asking whether /docs is there gets what GET gets, without the body.
+// The operations are GET in the contract and its validator, so the request goes on
+// as a GET; the server still knows the client asked HEAD and sends no body.
+func headAsGet(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead && isPublicPath(r.URL.Path) {
+			get := r.Clone(r.Context())
+			get.Method = http.MethodGet
+			next.ServeHTTP(w, get)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // withNoSniff marks the documentation answers nosniff, as every error answer is.

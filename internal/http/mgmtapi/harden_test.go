@@ -1,6 +1,10 @@
 package mgmtapi_test
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"testing"
 
 	"github.com/linoone/linoone/internal/core/denylist"
@@ -22,5 +26,38 @@ func TestHealthCountsMalformedDenyListLines(t *testing.T) {
 	h.Set(l)
 	if got, want := e.health(t), `{"degraded":["deny-list"],"deny_list_malformed":2,"status":"degraded"}`; got != want {
 		t.Errorf("two malformed lines: %s, want %s", got, want)
+	}
+}
+
+// TestHeadOnPublicRoutes is issue 44's finding 6: HEAD on /docs, /openapi.yaml and
+// /healthz answers as GET, unsigned, without a body (it was 403 and 404).
+func TestHeadOnPublicRoutes(t *testing.T) {
+	srv := httptest.NewServer(newEnv(t).h)
+	t.Cleanup(srv.Close)
+	for _, path := range []string{"/docs", "/openapi.yaml", "/healthz"} {
+		get, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		getBody, _ := io.ReadAll(get.Body)
+		_ = get.Body.Close()
+		head, err := http.Head(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		headBody, _ := io.ReadAll(head.Body)
+		_ = head.Body.Close()
+		if get.StatusCode != http.StatusOK || head.StatusCode != http.StatusOK || len(headBody) != 0 ||
+			head.Header.Get("Content-Type") != get.Header.Get("Content-Type") {
+			t.Errorf("%s: GET %d %s, HEAD %d %s with %d bytes; want HEAD as GET without a body", path,
+				get.StatusCode, get.Header.Get("Content-Type"), head.StatusCode, head.Header.Get("Content-Type"), len(headBody))
+		}
+		if cl := head.Header.Get("Content-Length"); cl != "" && cl != strconv.Itoa(len(getBody)) {
+			t.Errorf("%s: HEAD Content-Length %s, GET body %d bytes", path, cl, len(getBody))
+		}
+	}
+	// HEAD elsewhere is as before: a signed route still needs a signature.
+	if res, err := http.Head(srv.URL + "/links/7BTadEDkJ8"); err != nil || res.StatusCode != http.StatusForbidden {
+		t.Errorf("unsigned HEAD /links/…: %v %v, want 403", res.StatusCode, err)
 	}
 }

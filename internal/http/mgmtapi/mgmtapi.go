@@ -122,17 +122,17 @@ func NewManagement(d ManagementDeps) (http.Handler, error) {
 		switch {
 		case path == "/shorten", path == "/shorten/batch":
 			return "POST"
-		case path == "/healthz", isLinkPath(path):
+		case isLinkPath(path):
 			// As the contract and the API Gateway routes: a HEAD finds no route (404).
 			return "GET"
 		}
-		return docsAllow(path)
+		return publicAllow(path)
 	}))
 	// Middlewares run last-to-first: body limit and signature, then media type, the
 	// strict JSON scan and schema validation, then the handler.
 	mws := []management.MiddlewareFunc{validate, strictJSON, requireJSON,
 		authenticate(d.Authenticator, refusals{log, logbudget.New(maxRefusalLinesPerSecond)})}
-	return management.HandlerWithOptions(strict, management.StdHTTPServerOptions{BaseRouter: mux, Middlewares: mws, ErrorHandlerFunc: paramProblem(param)}), nil
+	return headAsGet(management.HandlerWithOptions(strict, management.StdHTTPServerOptions{BaseRouter: mux, Middlewares: mws, ErrorHandlerFunc: paramProblem(param)})), nil
 }
 
 func isHealth(r *http.Request) bool { return r.URL.Path == "/healthz" }
