@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -51,7 +52,7 @@ func countValues(b []byte, limit int) int {
 // part of a high-low surrogate pair.
 func checkJSONBody(b []byte) error {
 	if !json.Valid(b) {
-		return errNotOneValue
+		return notJSON(b)
 	}
 	if !utf8.Valid(b) {
 		return errBadUTF8
@@ -76,6 +77,41 @@ func checkJSONBody(b []byte) error {
 		}
 	}
 	return nil
+}
+
+// badJSON is a body that is not one JSON value, told by what it is instead: telling
+// a gzip, UTF-16 or deeply nested body that nothing may follow its value misleads.
+type badJSON string
+
+func (e badJSON) Error() string { return string(e) }
+
+// Is makes a badJSON an errNotOneValue: the same problem type, invalid-request.
+func (e badJSON) Is(target error) bool { return target == errNotOneValue }
+
+// notJSON says why b, which json.Valid refused, is not one JSON value.
+func notJSON(b []byte) error {
+	switch {
+	case len(bytes.TrimSpace(b)) == 0:
+		return errNotOneValue
+	case bytes.HasPrefix(b, []byte{0x1f, 0x8b}):
+		return badJSON("request body is gzip-compressed; send the JSON uncompressed (no Content-Encoding is accepted)")
+	case bytes.HasPrefix(b, []byte{0xfe, 0xff}), bytes.HasPrefix(b, []byte{0xff, 0xfe}),
+		len(b) >= 2 && (b[0] == 0 || b[1] == 0):
+		return badJSON("request body looks like UTF-16 text (a UTF-16 byte order mark or NUL bytes between the characters); send the JSON as UTF-8")
+	case bytes.HasPrefix(b, []byte("\xef\xbb\xbf")):
+		return badJSON("request body starts with a UTF-8 byte order mark; send the JSON without it")
+	}
+	var se *json.SyntaxError
+	if err := json.Unmarshal(b, new(json.RawMessage)); errors.As(err, &se) {
+		switch {
+		case strings.Contains(se.Error(), "exceeded max depth"):
+			return badJSON("request body nests arrays or objects too deeply (10,000 levels or more); the body is an object of a few members")
+		case strings.Contains(se.Error(), "after top-level value"):
+			return errNotOneValue
+		}
+		return badJSON(fmt.Sprintf("request body is not valid JSON: %s (at byte %d)", se.Error(), se.Offset))
+	}
+	return errNotOneValue // truncated: unexpected end of JSON input
 }
 
 // nextBackslash returns the index of the next backslash at or after from, or -1.

@@ -1,13 +1,18 @@
 package mgmtapi_test
 
 import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/linoone/linoone/internal/core/denylist"
+	"github.com/linoone/linoone/internal/http/httpapi"
 	"github.com/linoone/linoone/internal/http/mgmtapi"
 )
 
@@ -59,5 +64,45 @@ func TestHeadOnPublicRoutes(t *testing.T) {
 	// HEAD elsewhere is as before: a signed route still needs a signature.
 	if res, err := http.Head(srv.URL + "/links/7BTadEDkJ8"); err != nil || res.StatusCode != http.StatusForbidden {
 		t.Errorf("unsigned HEAD /links/…: %v %v, want 403", res.StatusCode, err)
+	}
+}
+
+// TestDecodeErrorsNameTheRealProblem is issue 44's finding 8: a deeply nested, a
+// gzip and a UTF-16 body were all told "nothing after it but whitespace".
+func TestDecodeErrorsNameTheRealProblem(t *testing.T) {
+	e := newEnv(t)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, _ = zw.Write([]byte(`{"target_url":"https://example.com/"}`))
+	_ = zw.Close()
+	utf16le := func(s string, bom bool) []byte {
+		var b []byte
+		if bom {
+			b = []byte{0xff, 0xfe}
+		}
+		for _, r := range s {
+			b = append(b, byte(r), 0)
+		}
+		return b
+	}
+	for name, tc := range map[string]struct {
+		body []byte
+		want string
+	}{
+		"nested 10,001 deep": {[]byte(strings.Repeat("[", 10001) + strings.Repeat("]", 10001)), "nests arrays or objects too deeply"},
+		"nested in a member": {[]byte(`{"target_url":` + strings.Repeat(`[`, 10001) + strings.Repeat("]", 10001) + "}"), "too deeply"},
+		"gzip":               {gz.Bytes(), "gzip-compressed"},
+		"UTF-16 with a BOM":  {utf16le(`{"target_url":"https://example.com/"}`, true), "UTF-16"},
+		"UTF-16 without":     {utf16le(`{"target_url":"https://example.com/"}`, false), "UTF-16"},
+		"UTF-8 BOM":          {[]byte("\ufeff" + `{"target_url":"https://example.com/"}`), "byte order mark"},
+		"a bad character":    {[]byte(`{"target_url":'https://example.com/'}`), "not valid JSON: invalid character '\\''"},
+		"trailing data":      {[]byte(`{"target_url":"https://example.com/"} x`), "nothing after it but whitespace"},
+	} {
+		got := e.post(t, "/shorten", tc.body)
+		var p httpapi.Problem
+		if err := json.Unmarshal(got.body, &p); err != nil || got.status != http.StatusBadRequest ||
+			p.Type != httpapi.ProblemTypePrefix+httpapi.CodeInvalidRequest || !strings.Contains(p.Detail, tc.want) {
+			t.Errorf("%s: %d %s; want 400 invalid-request saying %q", name, got.status, got.body, tc.want)
+		}
 	}
 }
