@@ -263,8 +263,10 @@ export interface components {
         };
         /**
          * @description One target, exactly `{"target_url": "…"}` under the rules of
-         *     `ShortURLRequest.target_url`. An item with another member, without
-         *     `target_url`, or breaking a rule fails alone, with its own problem.
+         *     `ShortURLRequest.target_url`. An item with another member, a member given
+         *     twice, a `target_url` that is not a string, no `target_url`, or one breaking
+         *     a rule fails alone, with its own problem; an item that is not an object
+         *     fails the batch.
          */
         BatchItem: {
             /** @example https://example.com/landing?message_id=msg_123 */

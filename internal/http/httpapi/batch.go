@@ -21,6 +21,14 @@ func (e *UnknownFieldError) Error() string {
 	return "unknown member(s) " + strings.Join(e.Names, ", ") + `; an item is exactly {"target_url": "…"}`
 }
 
+// ItemError is a batch item that is an object but not one the API reads: a member
+// of the wrong type or one given twice (400 invalid-request, that item only).
+type ItemError struct {
+	Detail string
+}
+
+func (e *ItemError) Error() string { return e.Detail }
+
 // ProblemOf is problemFor for errors that are not the response of an operation:
 // the per-item problems of a batch, answered through the same table.
 func ProblemOf(err error) Problem { return problemFor(err) }

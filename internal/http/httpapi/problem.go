@@ -111,6 +111,7 @@ func problemFor(err error) Problem {
 	var blocked *shorturl.BlockedError
 	var window *shorturl.WindowError
 	var unknown *UnknownFieldError
+	var item *ItemError
 	switch {
 	case errors.As(err, &rule):
 		return NewProblem(http.StatusBadRequest, string(rule.Rule), rule.Detail)
@@ -118,6 +119,8 @@ func problemFor(err error) Problem {
 		return NewProblem(http.StatusBadRequest, string(window.Rule), window.Detail)
 	case errors.As(err, &unknown):
 		return NewProblem(http.StatusBadRequest, CodeUnknownField, unknown.Error())
+	case errors.As(err, &item):
+		return NewProblem(http.StatusBadRequest, CodeInvalidRequest, item.Detail)
 	case errors.Is(err, shorturl.ErrIdempotencyKeyInvalid):
 		return NewProblem(http.StatusBadRequest, CodeIdempotencyKeyInvalid, "Idempotency-Key must be 1 to 255 printable ASCII characters (space to ~), given once, without a comma, and without a space at either end or beside another")
 	case errors.Is(err, shorturl.ErrIdempotencyKeyReused): // before ErrNotFound: it may wrap ErrInvalidStored

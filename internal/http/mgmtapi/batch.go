@@ -74,7 +74,12 @@ func (s managementServer) ShortenBatch(ctx context.Context, req management.Short
 		return nil, shorturl.ErrBatchSize
 	}
 	items := make([]shorturl.BatchItem, len(req.Body.Items))
+	faults := itemFaults(ctx)
 	for i, it := range req.Body.Items {
+		if err := faults[i]; err != nil {
+			items[i].Err = err
+			continue
+		}
 		if len(it.AdditionalProperties) > 0 {
 			names := make([]string, 0, len(it.AdditionalProperties))
 			for n := range it.AdditionalProperties {

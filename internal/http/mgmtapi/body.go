@@ -2,6 +2,7 @@ package mgmtapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -169,7 +170,16 @@ func strictJSON(next http.Handler) http.Handler {
 				return
 			}
 		}
+		if r.URL.Path == "/shorten/batch" && len(b) > 0 {
+			var faults map[int]error
+			if b, faults = badItems(b); faults != nil {
+				r = r.WithContext(context.WithValue(r.Context(), itemFaultsKey{}, faults))
+			}
+		}
 		r.Body = io.NopCloser(bytes.NewReader(b))
+		r.ContentLength = int64(len(b))
+		// The validator reads the body again through GetBody when it is set.
+		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
 		next.ServeHTTP(w, r)
 	})
 }

@@ -3,6 +3,7 @@ package mgmtapi_test
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/linoone/linoone/internal/core/denylist"
+	"github.com/linoone/linoone/internal/core/shorturl"
 	"github.com/linoone/linoone/internal/http/httpapi"
 	"github.com/linoone/linoone/internal/http/mgmtapi"
 )
@@ -104,5 +106,34 @@ func TestDecodeErrorsNameTheRealProblem(t *testing.T) {
 			p.Type != httpapi.ProblemTypePrefix+httpapi.CodeInvalidRequest || !strings.Contains(p.Detail, tc.want) {
 			t.Errorf("%s: %d %s; want 400 invalid-request saying %q", name, got.status, got.body, tc.want)
 		}
+	}
+}
+
+// TestBatchItemTypeErrorsFailAlone is issue 44's finding 5: an item whose
+// target_url has the wrong type, or that names a member twice, gets its own
+// problem; the others are issued (the batch was 400).
+func TestBatchItemTypeErrorsFailAlone(t *testing.T) {
+	e := newEnv(t)
+	body := []byte(`{"items":[{"target_url":5},{"target_url":"https://ok.example/"},
+		{"target_url":null},{"target_url":["https://a.example/"]},{"target_url":{"x":1}},{"target_url":true},
+		{"target_url":"https://ok.example/1","target_url":"https://evil.example/"},
+		{"target_url":"https://ok.example/2","created_by":"me","created_by":"you"}]}`)
+	got := decodeBatch(t, e.post(t, "/shorten/batch", body))
+	want := []string{"must be a string, not a number", "", "not null", "not an array", "not an object", "not a boolean",
+		`member "target_url" is given more than once`, `member "created_by" is given more than once`}
+	if len(got.Results) != len(want) {
+		t.Fatalf("%d results, want %d", len(got.Results), len(want))
+	}
+	for i, r := range got.Results {
+		switch {
+		case want[i] == "" && (r.Problem != nil || !shorturl.IsToken(r.Token)):
+			t.Errorf("item %d: %+v, want issued", i, r)
+		case want[i] != "" && (r.Problem == nil || r.Problem.Status != 400 || r.Token != "" ||
+			r.Problem.Type != httpapi.ProblemTypePrefix+httpapi.CodeInvalidRequest || !strings.Contains(r.Problem.Detail, want[i])):
+			t.Errorf("item %d: %+v, want a 400 invalid-request saying %q", i, r, want[i])
+		}
+	}
+	if u, err := e.pc.Lookup(context.Background(), shorturl.Token(got.Results[1].Token)); err != nil || u.Target != "https://ok.example/" {
+		t.Errorf("item 1 stored as %+v, %v", u, err)
 	}
 }
