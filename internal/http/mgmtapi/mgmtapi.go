@@ -50,7 +50,9 @@ type Authenticator interface {
 	// and reads few bodies at once whose signature it can check only after the
 	// read) and leaves an equivalent r.Body. A body over r.Body's bound fails with
 	// sigv4.ErrBodyTooLarge.
-	Verify(r *http.Request) error
+	// The response writer's connection paces an unverified body
+	// (sigv4.ErrBodyTooSlow).
+	VerifyRequest(w http.ResponseWriter, r *http.Request) error
 }
 
 // ManagementDeps are what the management API needs.
@@ -182,9 +184,17 @@ func authenticate(a Authenticator, log refusals) func(http.Handler) http.Handler
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, int64(limit))
 			if a != nil && !isPublic(r) {
-				switch err := a.Verify(r); {
+				switch err := a.VerifyRequest(w, r); {
 				case errors.Is(err, sigv4.ErrBodyTooLarge):
 					tooLarge()
+					return
+				case errors.Is(err, sigv4.ErrBodyTooSlow):
+					// Said plainly: a client on a slow link learns why, and the
+					// connection, whose read deadline has passed, is not reused.
+					w.Header().Set("Connection", "close")
+					httpapi.WriteProblem(w, httpapi.NewProblem(http.StatusRequestTimeout, httpapi.CodeInvalidRequest,
+						fmt.Sprintf("request body arrived too slowly: a body without X-Amz-Content-Sha256 must arrive within %v, then at %d KiB/s at least",
+							sigv4.UnverifiedGrace, sigv4.UnverifiedMinRate>>10)))
 					return
 				case err != nil:
 					log.refuse(w, r, err)

@@ -47,6 +47,8 @@ type Verifier struct {
 	// unverified bounds the bodies read at once before their signature can be
 	// checked (MaxUnverifiedReads).
 	unverified gate
+	// perAddress bounds them per remote address (MaxUnverifiedPerAddress).
+	perAddress *addressGate
 	signer     *v4.Signer
 	awsCreds   aws.Credentials
 }
@@ -82,6 +84,7 @@ func New(creds Credentials, region, service string, opts ...Option) (*Verifier, 
 		skew:       DefaultSkew,
 		maxBody:    DefaultMaxBodyBytes,
 		unverified: make(gate, MaxUnverifiedReads),
+		perAddress: newAddressGate(MaxUnverifiedPerAddress),
 	}
 	for _, opt := range opts {
 		opt(v)
@@ -123,7 +126,17 @@ func New(creds Credentials, region, service string, opts ...Option) (*Verifier, 
 // for the configured region and service, within the allowed clock skew, and
 // that its method, path, query, signed headers and body are the ones signed.
 // Otherwise the error wraps one of the package's sentinel errors.
-func (v *Verifier) Verify(r *http.Request) error {
+func (v *Verifier) Verify(r *http.Request) error { return v.verify(nil, r) }
+
+// VerifyRequest is Verify for a request a server is reading: an unverified body
+// (no X-Amz-Content-Sha256 to check first) must also arrive at UnverifiedMinRate
+// after UnverifiedGrace, within UnverifiedDeadline, or it fails with
+// [ErrBodyTooSlow]; w's connection read deadline enforces it.
+func (v *Verifier) VerifyRequest(w http.ResponseWriter, r *http.Request) error {
+	return v.verify(http.NewResponseController(w), r)
+}
+
+func (v *Verifier) verify(rc *http.ResponseController, r *http.Request) error {
 	auth, signingTime, declared, err := v.head(r)
 	if err != nil {
 		return fmt.Errorf("verify request: %w", err)
@@ -145,11 +158,23 @@ func (v *Verifier) Verify(r *http.Request) error {
 	// checked, by anyone who names the access key id (which serve logs). So few are
 	// read at once, and the buffer grows with what arrives, not with the
 	// Content-Length the request claims.
+	// Its own address's turn first: one address waits on its own turns, never
+	// holding the shared ones while it waits.
+	releaseOwn, err := v.perAddress.acquire(r.Context(), addressKey(r))
+	if err != nil {
+		return fmt.Errorf("verify request: %w", err)
+	}
+	defer releaseOwn()
 	release, err := v.unverified.acquire(r.Context())
 	if err != nil {
 		return fmt.Errorf("verify request: %w", err)
 	}
 	defer release()
+	if rc != nil && r.Body != nil && r.Body != http.NoBody {
+		d := deadlines{rc: rc, start: time.Now()}
+		defer d.clear()
+		r.Body = readCloser{Reader: &pacedReader{r: r.Body, d: d}, Closer: r.Body}
+	}
 	body, err := v.readBody(r, min(r.ContentLength, unverifiedPresize))
 	if err != nil {
 		return fmt.Errorf("verify request: %w", err)
@@ -228,7 +253,7 @@ func (v *Verifier) Middleware(onReject func(w http.ResponseWriter, r *http.Reque
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if err := v.Verify(r); err != nil {
+			if err := v.VerifyRequest(w, r); err != nil {
 				onReject(w, r, err)
 				return
 			}

@@ -712,8 +712,22 @@ func (b *blockingBody) Read(p []byte) (int, error) {
 // auditor's 100 such requests of 8 MiB held 1.3 GB of local Persist), and the
 // others wait holding no buffer.
 func TestUnverifiedReadsAreBounded(t *testing.T) {
-	v := mustNew(t, testCreds, WithClock(fixedClock))
 	const sent = MaxUnverifiedReads + 4
+	if reading := readingAtOnce(t, sent, func(i int) string { return fmt.Sprintf("192.0.2.%d:1234", i+1) }); reading != MaxUnverifiedReads {
+		t.Errorf("%d of %d unverified bodies from as many addresses read at once, want %d", reading, sent, MaxUnverifiedReads)
+	}
+	// One address (an IPv6 /64) holds only its own few turns (issue 44 finding 3).
+	if reading := readingAtOnce(t, sent, func(i int) string { return fmt.Sprintf("[2001:db8::%x]:1234", i+1) }); reading != MaxUnverifiedPerAddress {
+		t.Errorf("%d of %d unverified bodies from one /64 read at once, want %d", reading, sent, MaxUnverifiedPerAddress)
+	}
+}
+
+// readingAtOnce sends sent signed requests without a body hash, from addr(i), and
+// counts the bodies Verify starts to read within a second; it then lets them all
+// through and checks that each verifies.
+func readingAtOnce(t *testing.T, sent int, addr func(int) string) int {
+	t.Helper()
+	v := mustNew(t, testCreds, WithClock(fixedClock))
 	started := make(chan struct{}, sent)
 	gate := make(chan struct{})
 	errs := make([]error, sent)
@@ -727,6 +741,7 @@ func TestUnverifiedReadsAreBounded(t *testing.T) {
 		}
 		req.Body = io.NopCloser(&blockingBody{r: bytes.NewReader(testBody), started: started, gate: gate})
 		req.ContentLength = int64(len(testBody))
+		req.RemoteAddr = addr(i)
 		wg.Go(func() { errs[i] = v.Verify(req) })
 	}
 	reading := 0
@@ -741,12 +756,10 @@ func TestUnverifiedReadsAreBounded(t *testing.T) {
 	}
 	close(gate)
 	wg.Wait()
-	if reading != MaxUnverifiedReads {
-		t.Errorf("%d of %d unverified bodies read at once, want %d", reading, sent, MaxUnverifiedReads)
-	}
 	for i, err := range errs {
 		if err != nil {
 			t.Errorf("request %d: %v (signed: it must pass once its turn comes)", i, err)
 		}
 	}
+	return reading
 }
