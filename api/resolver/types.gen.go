@@ -35,7 +35,8 @@ type Health struct {
 	// because neither the bus nor the click DLQ accepts them; in local mode,
 	// `click-delivery`: the inline consumer's last attempt to deliver the
 	// journal into Persist failed, and it retries while the clicks wait in the
-	// journal.
+	// journal; `disk-low`: the data dir's file system has less free space than
+	// `LINOONE_DISK_LOW_PERCENT` (default 5 %).
 	Degraded *[]string `json:"degraded,omitempty"`
 
 	// Status `ok`, or `degraded` when part of the service works in a reduced way

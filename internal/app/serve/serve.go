@@ -56,6 +56,7 @@ func Run(ctx context.Context, cfg config.Serve, stderr io.Writer) error {
 
 	s := &stack{log: log}
 	defer s.close()
+	s.watchDisk(ctx, cfg)
 	if err := s.listen(cfg); err != nil {
 		return err
 	}
