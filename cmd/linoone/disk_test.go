@@ -112,3 +112,53 @@ func TestDiskFullBuffersClicks(t *testing.T) {
 		}
 	}
 }
+
+// TestDiskLowIsReported (issue 47): with its data dir on a small tmpfs filled past
+// LINOONE_DISK_LOW_PERCENT, serve's /healthz names disk-low and serve warns once;
+// once room returns, the flag clears.
+func TestDiskLowIsReported(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts linoone serve")
+	}
+	data := mountTmpfs(t, 32<<20)
+	in := newInstance(t, "LINOONE_DATA_DIR="+data, "LINOONE_DISK_LOW_PERCENT=20")
+	in.dataDir = data
+	in.start()
+	if h := healthBody(t, in.resolver); strings.Contains(h, "disk-low") {
+		t.Fatalf("healthz on a roomy disk = %s", h)
+	}
+	filler := fillDisk(t, data)
+	// Leave 10 % free: under the threshold, room enough to serve.
+	if err := os.Truncate(filler, max(0, fileSizeOf(t, filler)-3<<20)); err != nil {
+		t.Fatal(err)
+	}
+	waitHealth := func(want bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			h := healthBody(t, in.resolver)
+			if strings.Contains(h, `"disk-low"`) == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("healthz = %s, want disk-low %v", h, want)
+			}
+		}
+	}
+	waitHealth(true)
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	waitHealth(false)
+	if n := strings.Count(in.logs.String(), "nearly full"); n != 1 {
+		t.Errorf("serve warned %d times of a nearly full disk, want once per crossing:\n%s", n, in.logs)
+	}
+}
+
+func fileSizeOf(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}

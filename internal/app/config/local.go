@@ -67,6 +67,7 @@ type Serve struct {
 	ClickBufferBytes int                   // LINOONE_CLICK_BUFFER_BYTES, default 64 MiB: facts held while bus and DLQ fail
 	ClickLogFacts    int                   // LINOONE_CLICK_LOG_FACTS_PER_SECOND, default 0 (no limit): past the buffer
 	DenyListFile     string                // LINOONE_DENYLIST_FILE, default <DataDir>/denylist.txt (absent: nothing blocked)
+	Bounds           Bounds                // LINOONE_FACTS_LOG*, LINOONE_DISK_LOW_PERCENT
 }
 
 // LoadServe reads the configuration of linoone serve.
@@ -90,6 +91,7 @@ func LoadServe(getenv func(string) string) (Serve, error) {
 		ReservedHosts:    r.reservedHosts(),
 		ClickBufferBytes: r.intRange("LINOONE_CLICK_BUFFER_BYTES", defaultClickBufferBytes, 0, 16<<30),
 		ClickLogFacts:    r.intRange("LINOONE_CLICK_LOG_FACTS_PER_SECOND", 0, 0, 1_000_000),
+		Bounds:           r.bounds(),
 	}
 	c.ResolverBaseURL = r.resolverBaseURL(c.ResolverAddr)
 	c.DenyListFile = r.denyListFile(c.DataDir)
@@ -105,12 +107,13 @@ type Consume struct {
 	DataDir string       // LINOONE_DATA_DIR, default ./.linoone
 	Region  string       // LINOONE_REGION, else AWS_REGION, default us-east-1: Persist's SigV4 region
 	Persist LocalPersist // LINOONE_PERSIST_*
+	Bounds  Bounds       // LINOONE_FACTS_LOG*
 }
 
 // LoadConsume reads the configuration of linoone consume.
 func LoadConsume(getenv func(string) string) (Consume, error) {
 	r := newReader(getenv)
-	c := Consume{Logging: r.logging(), DataDir: r.dataDir(), Region: r.region(), Persist: r.localPersist()}
+	c := Consume{Logging: r.logging(), DataDir: r.dataDir(), Region: r.region(), Persist: r.localPersist(), Bounds: r.bounds()}
 	if err := r.err(); err != nil {
 		return Consume{}, err
 	}

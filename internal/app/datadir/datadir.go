@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/linoone/linoone/internal/foundation/flock"
@@ -47,7 +46,7 @@ func Lock(dir string) (unlock func(), err error) {
 		_ = l.Close()
 		return nil, err
 	}
-	if err := os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
+	if err := writePid(path); err != nil {
 		_ = l.Close()
 		return nil, fmt.Errorf("data dir: %w", err)
 	}

@@ -37,7 +37,7 @@ func (s *stack) openBus(cfg config.Serve, pc *persist.Client) (*localbus.DLQ, er
 		// It shares serve's one core with local Persist, so a deeper pipeline than
 		// two 3 MiB batches buys it nothing but memory (docs/performance.md, "the
 		// inline consumer").
-		opts := localbus.ConsumerOptions{Notify: bus.Notify(), Busy: busy, MaxBatchBytes: 3 << 20, Pipeline: 2}
+		opts := localbus.ConsumerOptions{Notify: bus.Notify(), Busy: busy, MaxBatchBytes: 3 << 20, Pipeline: 2, FactsLog: cfg.Bounds.FactsLog}
 		if s.persistProc != nil {
 			// A batch's time then includes what the kernel gave redirects while
 			// Persist's process waited: waiting as long as a batch took gives

@@ -33,7 +33,7 @@ func Consume(ctx context.Context, cfg config.Consume, drain *Drain, stdout, stde
 	if err != nil {
 		return err
 	}
-	c, err := newConsumer(cfg.DataDir, pc, localbus.ConsumerOptions{}, log)
+	c, err := newConsumer(cfg.DataDir, pc, localbus.ConsumerOptions{FactsLog: cfg.Bounds.FactsLog}, log)
 	if err != nil {
 		return err
 	}

@@ -36,6 +36,9 @@ func Run(ctx context.Context, cfg config.Serve, stderr io.Writer) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
+	if err := datadir.CheckFiles(cfg.DataDir, log); err != nil {
+		return err
+	}
 	unlock, err := datadir.Lock(cfg.DataDir)
 	if err != nil {
 		return err
@@ -56,6 +59,7 @@ func Run(ctx context.Context, cfg config.Serve, stderr io.Writer) error {
 
 	s := &stack{log: log}
 	defer s.close()
+	s.watchDisk(ctx, cfg)
 	if err := s.listen(cfg); err != nil {
 		return err
 	}

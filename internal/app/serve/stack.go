@@ -18,6 +18,7 @@ import (
 	"github.com/linoone/linoone/internal/aws/metrics"
 	"github.com/linoone/linoone/internal/core/denylist"
 	"github.com/linoone/linoone/internal/core/shorturl"
+	"github.com/linoone/linoone/internal/foundation/diskfree"
 	"github.com/linoone/linoone/internal/foundation/yield"
 	"github.com/linoone/linoone/internal/http/httpapi"
 	"github.com/linoone/linoone/internal/local/localbus"
@@ -34,6 +35,7 @@ type stack struct {
 	consumer                      *localbus.Consumer
 	recorder                      *shorturl.Recorder // flushes the click buffer while serving
 	denyList                      *denylist.Poller   // keeps the deny list in step with its file
+	disk                          *diskfree.Watch    // the data dir's free space
 	closers                       []func() error
 }
 
@@ -256,6 +258,9 @@ func (s *stack) health() httpapi.Health {
 		if s.consumer.Failing() {
 			h.Degraded = append(h.Degraded, healthClickDelivery)
 		}
+	}
+	if s.disk != nil && s.disk.Low(time.Now()) {
+		h.Degraded = append(h.Degraded, healthDiskLow)
 	}
 	return h
 }

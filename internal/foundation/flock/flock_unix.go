@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+
+	"github.com/linoone/linoone/internal/foundation/nofollow"
 )
 
 // File is a flock(2) on a lock file. flock locks belong to the open file, so two
@@ -18,7 +20,7 @@ type File struct {
 
 // Open opens (creating, 0600) the lock file at path; it takes no lock.
 func Open(path string) (*File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := nofollow.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open lock file: %w", err)
 	}

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/linoone/linoone/internal/foundation/flock"
+	"github.com/linoone/linoone/internal/foundation/nofollow"
+	"github.com/linoone/linoone/internal/foundation/rotlog"
 	"github.com/linoone/linoone/internal/foundation/yield"
 )
 
@@ -127,6 +129,14 @@ type ConsumerOptions struct {
 	// offset moves past them, and not delivered. Optional; by default no error is a
 	// rejection: every failed batch is retried.
 	IsRejected func(error) bool
+
+	// FactsLog bounds the facts log (see FactsLogOptions); the zero value never
+	// rotates it.
+	FactsLog FactsLogOptions
+
+	// atRotate, when set, is called at each step of a facts log rotation (from the
+	// consumer and from its tidy goroutine): where tests kill the process.
+	atRotate func(rotlog.Step)
 }
 
 // ConsumerStats counts what a Consumer did since it was created.
@@ -171,6 +181,7 @@ type Consumer struct {
 	// atStage, when set, is called at each stage of a batch's commit: where tests
 	// make the process crash.
 	atStage func(commitStage)
+	tidy    tidier
 
 	delivered, batches, invalid, refused, retries, corrupt, paces, catchUps atomic.Int64
 	batchLimit                                                              int           // events per batch now: MaxBatch, less while Busy
@@ -235,7 +246,7 @@ type offsetState struct {
 // offset and cuts from the facts log what an unfinished batch wrote (that batch is
 // delivered again).
 func NewConsumer(dir string, opts ConsumerOptions) (*Consumer, error) {
-	if opts.Ingester == nil || opts.FactsPath == "" {
+	if opts.Ingester == nil || (opts.FactsPath == "" && !opts.FactsLog.Off) {
 		return nil, errors.New("new consumer: an ingester and a facts path are required")
 	}
 	if opts.MaxBatch <= 0 {
@@ -309,19 +320,26 @@ func (c *Consumer) open(dir string) error {
 		return ErrConsumerRunning
 	}
 	removeTemps(dir, ".tmp-"+consumerOffset+"-")
-	if err := os.MkdirAll(filepath.Dir(c.opts.FactsPath), 0o700); err != nil {
-		return fmt.Errorf("facts log dir: %w", err)
-	}
-	if c.facts, err = os.OpenFile(c.opts.FactsPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err != nil {
-		return fmt.Errorf("open facts log: %w", err)
-	}
-	fi, err := c.facts.Stat()
-	if err != nil {
-		return fmt.Errorf("stat facts log: %w", err)
-	}
 	st, found, err := c.loadOffset()
 	if err != nil {
 		return err
+	}
+	if c.opts.FactsLog.Off {
+		if found {
+			c.seg, c.pos, c.factsSize, c.offSeg, c.saved = st.Segment, st.Position, st.FactsSize, st.Segment, st
+		}
+		return c.removeDelivered()
+	}
+	if err := os.MkdirAll(filepath.Dir(c.opts.FactsPath), 0o700); err != nil {
+		return fmt.Errorf("facts log dir: %w", err)
+	}
+	if c.facts, err = nofollow.OpenFile(c.opts.FactsPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err != nil {
+		return fmt.Errorf("open facts log: %w", err)
+	}
+	c.startTidy()
+	fi, err := c.facts.Stat()
+	if err != nil {
+		return fmt.Errorf("stat facts log: %w", err)
 	}
 	if !found {
 		// Record where this consumer's lines start before it writes any, so that a
@@ -344,7 +362,12 @@ func (c *Consumer) open(dir string) error {
 			return err
 		}
 	}
-	// Segments before the offset were read to the end; a crash may have kept them.
+	return c.removeDelivered()
+}
+
+// removeDelivered removes the segments before the offset's: they were read to the
+// end, and a crash may have kept them.
+func (c *Consumer) removeDelivered() error {
 	segs, err := listSegments(c.journal)
 	if err != nil {
 		return err
@@ -373,6 +396,7 @@ func offsetPastNewest(segs []uint64, seg uint64) bool {
 
 // Close releases the consumer's files and lock. Run or Drain must have returned.
 func (c *Consumer) Close() error {
+	c.stopTidy()
 	var errs []error
 	for _, f := range []*os.File{c.f, c.facts} {
 		if f != nil {
@@ -728,7 +752,7 @@ func (c *Consumer) commit(b *delivery) (int, error) {
 	lines, n := b.factsLines(c.lines[:0], b.recs)
 	c.lines = lines // one buffer for all batches: they are committed one at a time
 	size := c.factsSize
-	if len(lines) > 0 {
+	if len(lines) > 0 && !c.opts.FactsLog.Off {
 		if err := c.appendFacts(lines); err != nil {
 			return 0, err
 		}
@@ -839,6 +863,11 @@ func (c *Consumer) appendFacts(lines []byte) error {
 			return err
 		}
 	}
+	if c.dueRotation(len(lines)) {
+		if err := c.rotateFacts(); err != nil {
+			return err
+		}
+	}
 	if _, err := c.facts.Write(lines); err != nil {
 		return fmt.Errorf("append to facts log: %w", err)
 	}
@@ -859,7 +888,7 @@ func (c *Consumer) followFacts(open os.FileInfo) (os.FileInfo, error) {
 	case err != nil && !errors.Is(err, os.ErrNotExist):
 		return nil, fmt.Errorf("stat facts log: %w", err)
 	}
-	f, err := os.OpenFile(c.opts.FactsPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := nofollow.OpenFile(c.opts.FactsPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open new facts log: %w", err)
 	}

@@ -43,6 +43,7 @@
 //	<bus dir>/consumer.offset             {"segment":…,"position":…,"facts_size":…}
 //	<bus dir>/refused.jsonl               facts Persist refused, one line each (see Delivery)
 //	<facts path>                          one EventBridge event per line (facts.jsonl)
+//	<facts path>.<time stamp>.gz          facts logs moved aside, compressed (Keep of them)
 //	<dlq dir>/<failed_at>-<key>.json      one dead letter per file, e.g.
 //	                                      20261129T101112345Z-shorturl_ev_01K….json
 //	<dlq dir>/invalid/                    files that are not dead letters, set aside
@@ -104,9 +105,15 @@
 // after its record was journaled, then replayed from the DLQ; a log recovered twice)
 // is two records. Readers dedupe by idempotency_key.
 //
-// The facts log grows until it is rotated from outside. The consumer keeps it open
-// and looks at its path once per batch: moved aside (or removed), it is followed by a
-// new one from the next batch on; cut (copy-truncate), it is written on from its new
-// end. Either way its new size is saved with the offset before a batch is appended,
-// so that a crash in that batch cuts the new file back to where it stood.
+// The facts log is bounded (ConsumerOptions.FactsLog): before a batch that would take
+// it past MaxSize, the consumer moves it aside (facts.jsonl.<UTC time stamp>), opens a
+// new one and records its size, 0, with the offset, all before the batch is appended;
+// a goroutine gzips what was moved aside and keeps the newest Keep files (see
+// foundation/rotlog). Every step ends in an fsync, so a kill at any of them loses no
+// line. It may also be rotated from outside: the consumer keeps it open and looks at
+// its path once per batch: moved aside (or removed), it is followed by a new one from
+// the next batch on; cut (copy-truncate), it is written on from its new end. Either
+// way its new size is saved with the offset before a batch is appended, so that a
+// crash in that batch cuts the new file back to where it stood. The log is opened
+// without following a symbolic link (one in its place is refused).
 package localbus

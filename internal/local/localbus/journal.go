@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/linoone/linoone/internal/foundation/atomicfile"
+	"github.com/linoone/linoone/internal/foundation/nofollow"
 )
 
 const (
@@ -385,7 +386,7 @@ func linkSegment(f *os.File, path string) (*os.File, error) {
 // openSegmentRW opens the segment at path for writing, under that name (the one
 // its messages give).
 func openSegmentRW(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := nofollow.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open journal segment: %w", err)
 	}

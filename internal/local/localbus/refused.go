@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/linoone/linoone/internal/core/clickfact"
+	"github.com/linoone/linoone/internal/foundation/nofollow"
 )
 
 const (
@@ -101,7 +102,7 @@ func (c *Consumer) keepRefused(b *delivery) error {
 // moment: the next facts go to a new one. A last line that a crash cut short is ended
 // first, so that it spoils none of the lines after it.
 func appendKept(path string, lines []byte) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := nofollow.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", path, err)
 	}

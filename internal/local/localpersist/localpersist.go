@@ -89,7 +89,19 @@ type Options struct {
 	// Authenticator, when set, must verify every request but GET /healthz; nil
 	// serves unsigned requests.
 	Authenticator Authenticator
+	// IdleCheckpoint is how long the writer waits without a write before it
+	// checkpoints the WAL into the database and truncates it to zero bytes; 0 means
+	// DefaultIdleCheckpoint. A burst leaves its WAL behind otherwise, at its
+	// high-water mark (issue 47).
+	IdleCheckpoint time.Duration
 }
+
+// DefaultIdleCheckpoint: a burst is over when no write came for this long.
+const DefaultIdleCheckpoint = 2 * time.Second
+
+// walSizeLimit is SQLite's journal_size_limit: a WAL reset by a checkpoint is cut
+// to this size, so that between bursts it keeps no more than it needs.
+const walSizeLimit = 64 << 20
 
 // Stats counts the writer's work since Open.
 type Stats struct {
@@ -108,6 +120,7 @@ type Store struct {
 	maxBody   int64
 	maxBatch  int
 	maxAnswer int
+	idleCkpt  time.Duration
 	auth      Authenticator
 	refusals  *logbudget.Budget // of the refused requests, those logged a second
 
@@ -155,6 +168,9 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	}
 	if s.maxAnswer == 0 {
 		s.maxAnswer = DefaultMaxAnswerBytes
+	}
+	if s.idleCkpt = opts.IdleCheckpoint; s.idleCkpt <= 0 {
+		s.idleCkpt = DefaultIdleCheckpoint
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -226,11 +242,12 @@ func createPrivate(abs string) {
 // checkpoint is copied into the database once. A checkpoint holds the commit that
 // runs it, and every ingest waiting behind it, for tens of milliseconds while it
 // copies and syncs; at 10000 pages issuance under load met one every 1.3 s, often
-// enough to set its p99. Readers are query_only.
+// enough to set its p99. A WAL reset by a checkpoint is cut to walSizeLimit, and the
+// writer truncates it once idle (runWriter). Readers are query_only.
 func dsn(abs string, writer bool) string {
 	q := "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_pragma=cache_size(-32768)"
 	if writer {
-		q += "&_txlock=immediate&_pragma=wal_autocheckpoint(40000)"
+		q += "&_txlock=immediate&_pragma=wal_autocheckpoint(40000)&_pragma=journal_size_limit(" + strconv.Itoa(walSizeLimit) + ")"
 	} else {
 		q += "&_pragma=query_only(1)"
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"time"
 
 	"github.com/linoone/linoone/internal/core/graphson"
 	"github.com/linoone/linoone/internal/foundation/yield"
@@ -73,7 +74,27 @@ func (w *writeStmts) in(ctx context.Context, tx *sql.Tx, known *knownVertices) *
 func (s *Store) runWriter() {
 	defer close(s.writerDone)
 	batch := make([]*ingestRequest, 0, s.maxBatch)
-	for req := range s.queue {
+	idle := time.NewTimer(s.idleCkpt)
+	idle.Stop()
+	dirty := false // written since the WAL was last truncated
+	for {
+		var req *ingestRequest
+		ok := true
+		if dirty {
+			select {
+			case req, ok = <-s.queue:
+			case <-idle.C:
+				if dirty = !s.truncateWAL(); dirty {
+					idle.Reset(s.idleCkpt)
+				}
+				continue
+			}
+		} else {
+			req, ok = <-s.queue
+		}
+		if !ok {
+			return
+		}
 		batch = append(batch[:0], req)
 		// The first document's send made this goroutine the next to run; yield once,
 		// so that on one P the requests already runnable queue their documents for
@@ -93,7 +114,24 @@ func (s *Store) runWriter() {
 		}
 		s.commitBatch(batch)
 		clear(batch)
+		dirty = true
+		idle.Reset(s.idleCkpt)
 	}
+}
+
+// truncateWAL copies the WAL into the database and cuts it to zero bytes, once the
+// writer has been idle: a burst's WAL would stay at its high-water mark otherwise.
+// A reader in another process holding an old snapshot keeps it from finishing; the
+// next idle spell tries again. It reports whether the WAL was truncated.
+func (s *Store) truncateWAL() bool {
+	var busy, logPages, done int
+	err := s.wdb.QueryRowContext(context.Background(), "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logPages, &done)
+	if err != nil {
+		s.log.Warn("idle WAL checkpoint failed", "error", err)
+		return false
+	}
+	s.log.Debug("idle WAL checkpoint", "busy", busy == 1, "wal_pages", logPages, "checkpointed", done)
+	return busy == 0
 }
 
 // commitBatch writes a batch in one transaction. If that transaction fails, each
