@@ -136,3 +136,23 @@ func WaitMoveTask(ctx context.Context, api MoveTaskAPI, source string, poll time
 		}
 	}
 }
+
+var queueURLPattern = regexp.MustCompile(`^https://sqs\.([a-z0-9\-]+)\.amazonaws\.com(\.cn)?/(\d{12})/([A-Za-z0-9_\-]{1,80})$`)
+
+// QueueARN is the ARN of a standard queue given by its ARN or its URL
+// (https://sqs.REGION.amazonaws.com/ACCOUNT/NAME, as Terraform outputs it).
+func QueueARN(arnOrURL string) (string, error) {
+	if strings.HasPrefix(arnOrURL, "arn:") {
+		_, err := RegionOfQueueARN(arnOrURL)
+		return arnOrURL, err
+	}
+	m := queueURLPattern.FindStringSubmatch(arnOrURL)
+	if m == nil {
+		return "", fmt.Errorf("%w: %q is neither a queue ARN nor https://sqs.REGION.amazonaws.com/ACCOUNT/QUEUE", ErrInvalidQueueARN, arnOrURL)
+	}
+	partition := "aws"
+	if m[2] != "" {
+		partition = "aws-cn"
+	}
+	return "arn:" + partition + ":sqs:" + m[1] + ":" + m[3] + ":" + m[4], nil
+}
