@@ -152,6 +152,7 @@ var usages = map[string]string{
 	"shorten":          shortenUsage,
 	"status":           statusUsage,
 	"dlq":              dlqUsage,
+	"dlq redrive":      redriveUsage,
 	"replay":           replayUsage,
 	"recover":          recoverUsage,
 	"consume":          consumeUsage,

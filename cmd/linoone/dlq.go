@@ -16,9 +16,12 @@ import (
 )
 
 const dlqUsage = `usage: linoone dlq [--json]
+       linoone dlq redrive --from DEADLETTER_QUEUE [--wait]
 
 Lists the click facts waiting in the local click DLQ: when each failed, how many
 publishes were tried, its short URL's token, its idempotency key and why it failed.
+On AWS, 'linoone dlq redrive' moves the facts replay gave up on back to the click
+DLQ ('linoone dlq redrive -h').
 
 example:
   linoone dlq --json
@@ -26,6 +29,9 @@ example:
 
 // dlqCmd prints what waits in the local click DLQ.
 func dlqCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	if len(args) > 0 && args[0] == "redrive" {
+		return redriveCmd(ctx, args[1:], getenv, stdout)
+	}
 	fs := newFlags("dlq")
 	asJSON := fs.Bool("json", false, "print the entries as JSON")
 	if _, err := parse(fs, args, 0, 0); err != nil {

@@ -34,8 +34,10 @@ func idempotencySecret(ctx context.Context, api awswire.GetParameterAPI, param s
 }
 
 // secretPollInterval is how often an instance without an idempotency secret reads
-// its parameter again: as often as the deny list's.
-var secretPollInterval = awswire.DenyListRefresh
+// its parameter again.
+var secretPollInterval = defaultSecretPollInterval
+
+const defaultSecretPollInterval = 30 * time.Second
 
 // secretPoller reads the idempotency secret parameter again, at most once every
 // interval, while the issuer has no secret. Terraform writes a placeholder and the

@@ -19,7 +19,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
-	"github.com/linoone/linoone/internal/app/awswire"
 	"github.com/linoone/linoone/internal/core/shorturl"
 	"github.com/linoone/linoone/internal/local/localpersist"
 )
@@ -96,7 +95,7 @@ func TestSecretPutAfterStart(t *testing.T) {
 // placeholder and 201 once the operator has put the secret, in the same instance.
 func TestSetupPollsForTheSecret(t *testing.T) {
 	secretPollInterval = 0
-	t.Cleanup(func() { secretPollInterval = awswire.DenyListRefresh })
+	t.Cleanup(func() { secretPollInterval = defaultSecretPollInterval })
 	param := &parameter{value: "unset"}
 	ssmAPI := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var in ssm.GetParameterInput

@@ -39,10 +39,7 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 	}
 	counters := &shorturl.ScreenCounters{}
 	ssmc := ssm.NewFromConfig(awsCfg)
-	deny, refresh, err := awswire.DenyList(ctx, ssmc, cfg.DenyListParam, log, &counters.DenyListUnreadable)
-	if err != nil {
-		return nil, err
-	}
+	deny, refresh := awswire.DenyList(ctx, awswire.RefreshClient(awsCfg), cfg.DenyListParam, cfg.DenyListRefresh, log, counters)
 	secret, err := idempotencySecret(ctx, ssmc, cfg.IdempotencySecretParam, log)
 	if err != nil {
 		return nil, fmt.Errorf("idempotency secret: %w", err)
@@ -67,7 +64,7 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 		return nil, fmt.Errorf("management api: %w", err)
 	}
 	before := func(ctx context.Context) {
-		refresh(ctx)     // the deny list parameter, when 30 s have passed
+		refresh(ctx)     // starts a read of the deny list parameter when one is due
 		poller.poll(ctx) // the idempotency secret, while it is not set
 	}
 	// The metrics are a line only when something was blocked or the list was unreadable.

@@ -9,7 +9,6 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/linoone/linoone/internal/app/awswire"
 	"github.com/linoone/linoone/internal/app/config"
@@ -36,11 +35,11 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 	if err != nil {
 		return nil, fmt.Errorf("persist client: %w", err)
 	}
-	pub, err := eventbridge.New(eventbridge.NewClient(awsCfg, ""), cfg.EventBus)
+	pub, err := eventbridge.New(eventbridge.NewRequestClient(awsCfg, ""), cfg.EventBus)
 	if err != nil {
 		return nil, fmt.Errorf("event bus: %w", err)
 	}
-	dlq, err := clickdlq.New(clickdlq.NewClient(awsCfg, ""), cfg.ClickDLQURL)
+	dlq, err := clickdlq.New(clickdlq.NewRequestClient(awsCfg, ""), cfg.ClickDLQURL)
 	if err != nil {
 		return nil, fmt.Errorf("click dlq: %w", err)
 	}
@@ -48,16 +47,15 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 	// and a frozen or reaped environment would take buffered facts with it, so a
 	// fact that neither EventBridge nor SQS takes is logged whole at once.
 	counters := &shorturl.ScreenCounters{}
-	deny, refresh, err := awswire.DenyList(ctx, ssm.NewFromConfig(awsCfg), cfg.DenyListParam, log, &counters.DenyListUnreadable)
-	if err != nil {
-		return nil, err
-	}
+	// The deny list is read in the background (awswire.DenyList): a redirect never
+	// waits on SSM, and a first read that fails serves, counted in DenyListMissing.
+	deny, refresh := awswire.DenyList(ctx, awswire.RefreshClient(awsCfg), cfg.DenyListParam, cfg.DenyListRefresh, log, counters)
 	rs, err := resolverstack.New(resolverstack.Deps{Store: pc, Publisher: pub, DeadLetters: dlq, CacheSize: cfg.CacheSize,
-		PublishTimeout: cfg.PublishTimeout, Logger: log, MetricsOut: os.Stdout, Namespace: cfg.MetricsNamespace, Environment: cfg.Environment,
+		PublishTimeout: cfg.PublishTimeout, DLQTimeout: cfg.DLQTimeout, Logger: log, MetricsOut: os.Stdout, Namespace: cfg.MetricsNamespace, Environment: cfg.Environment,
 		Screening: shorturl.Screening{Screen: deny, Counters: counters, Logger: log}})
 	if err != nil {
 		return nil, err
 	}
-	// refresh reads the deny list parameter again when 30 s have passed.
+	// refresh starts a read of the deny list parameter when one is due, never waiting.
 	return awswire.HTTP("resolve", rs.Handler, refresh, rs.Metrics.Flush, log), nil
 }

@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -19,7 +18,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/linoone/linoone/internal/app/config"
-	"github.com/linoone/linoone/internal/core/denylist"
 	"github.com/linoone/linoone/internal/persist"
 )
 
@@ -145,44 +143,4 @@ func Persist(p config.Persist, region string, awsCfg aws.Config) (*persist.Clien
 		pc.SigV4 = &persist.SigV4{Credentials: awsCfg.Credentials, Region: region}
 	}
 	return persist.New(pc)
-}
-
-// DenyListRefresh is how often a function reads its deny list parameter again: an
-// operator's edit is in force within this interval plus one request.
-const DenyListRefresh = 30 * time.Second
-
-// ParamReadTimeout bounds one read of a parameter a function makes again between
-// its start and its end (the deny list, the idempotency secret while unset): an SSM
-// that does not answer must not hold the request that happened to come when a read
-// was due.
-const ParamReadTimeout = time.Second
-
-// DenyList is the deny list kept in the SSM parameter param ("": none, nothing is
-// blocked), read now and again every DenyListRefresh by refresh, which the handler
-// calls at the start of each invocation. The first read failing (after the SDK's
-// own retries) fails the function's start, as serve refuses to start: an instance
-// without the list would redirect to, or issue links to, every blocked target
-// until its next read; Lambda starts the function again on the next invocation.
-// A later failed read keeps the list in force, is logged at ERROR and counted in
-// failures.
-func DenyList(ctx context.Context, api GetParameterAPI, param string, log *slog.Logger, failures *atomic.Int64) (*denylist.Holder, func(context.Context), error) {
-	h := &denylist.Holder{}
-	if param == "" {
-		return h, func(context.Context) {}, nil
-	}
-	c := &denylist.Cache{Holder: h, Every: DenyListRefresh, Timeout: ParamReadTimeout, Source: "ssm:" + param, Log: log, Failures: failures,
-		Fetch: func(ctx context.Context) (string, error) {
-			out, err := api.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(param)})
-			if err != nil {
-				return "", fmt.Errorf("ssm parameter %s: %w", param, err)
-			}
-			if out.Parameter == nil {
-				return "", fmt.Errorf("ssm parameter %s: no value", param)
-			}
-			return aws.ToString(out.Parameter.Value), nil
-		}}
-	if err := c.Load(ctx); err != nil {
-		return nil, nil, fmt.Errorf("deny list: %w", err)
-	}
-	return h, c.Refresh, nil
 }

@@ -3,10 +3,8 @@ package awswire
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -56,41 +54,6 @@ func TestResolveParams(t *testing.T) {
 		if err := ResolveParams(t.Context(), api, &v); err == nil || err.Error() != tt.want {
 			t.Errorf("ResolveParams(%s) = %v, want %q", tt.param, err, tt.want)
 		}
-	}
-}
-
-// TestDenyListKeepsLastGoodOnSSMError: throttled or denied, the list read before
-// stays in force, the failure is logged at ERROR and counted; with no list read
-// before, the function does not start.
-func TestDenyListKeepsLastGoodOnSSMError(t *testing.T) {
-	api := &fakeSSM{values: map[string]string{"/p/deny": "# deny list: one rule per line\n*.evil.example\n"}}
-	var logs strings.Builder
-	var failures atomic.Int64
-	h, refresh, err := DenyList(t.Context(), api, "/p/deny", slog.New(slog.NewJSONHandler(&logs, nil)), &failures)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, blocked := h.Screen("https://login.evil.example/"); !blocked {
-		t.Fatal("the parameter's list is not in force")
-	}
-	delete(api.values, "/p/deny") // every further read fails
-	refresh(t.Context())          // not due yet: no read
-	if len(api.asked) != 1 {
-		t.Errorf("read %d times within %v", len(api.asked), DenyListRefresh)
-	}
-	if _, blocked := h.Screen("https://login.evil.example/"); !blocked || failures.Load() != 0 {
-		t.Errorf("blocked %v, failures %d", blocked, failures.Load())
-	}
-
-	// Unreadable at start: an instance without the list would lift every block.
-	if h, _, err := DenyList(t.Context(), api, "/p/deny", slog.New(slog.NewJSONHandler(&logs, nil)), &failures); err == nil ||
-		!strings.Contains(err.Error(), "/p/deny") || h != nil {
-		t.Errorf("unreadable at start: %v, %v", h, err)
-	}
-	if h, refresh, err := DenyList(t.Context(), api, "", slog.New(slog.DiscardHandler), &failures); err != nil || h.List().Len() != 0 {
-		t.Errorf("no parameter blocks something: %v", err)
-	} else {
-		refresh(t.Context())
 	}
 }
 

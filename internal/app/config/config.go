@@ -127,6 +127,20 @@ func (r *reader) duration(name string, def time.Duration) time.Duration {
 	return d
 }
 
+// durationRange reads a duration from lo to hi, default def.
+func (r *reader) durationRange(name string, def, lo, hi time.Duration) time.Duration {
+	v := r.get(name, "")
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < lo || d > hi {
+		r.bad(name, "%q is not a duration from %s to %s", v, lo, hi)
+		return def
+	}
+	return d
+}
+
 // parse reads a value that its owning package parses, such as a mode.
 func parse[T any](r *reader, name, def string, p func(string) (T, error)) T {
 	v, err := p(r.get(name, def))

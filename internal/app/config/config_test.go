@@ -43,10 +43,12 @@ func TestDefaults(t *testing.T) {
 		{"issue function", loader(LoadIssueFunction), IssueFunction{
 			Function: fn, ResolverBaseURL: SSMValue{Value: "https://go.example"},
 			Persist: Persist{URL: SSMValue{Value: "http://persist"}, Timeout: 2 * time.Second}, MetricsNamespace: "Linoone",
+			DenyListRefresh: time.Minute,
 		}},
 		{"resolve function", loader(LoadResolveFunction), ResolveFunction{
 			Function: fn, Persist: Persist{URL: SSMValue{Value: "http://persist"}, Timeout: 2 * time.Second},
-			EventBus: "bus", ClickDLQURL: "https://queue", PublishTimeout: 500 * time.Millisecond, CacheSize: 100000, MetricsNamespace: "Linoone",
+			EventBus: "bus", ClickDLQURL: "https://queue", PublishTimeout: 150 * time.Millisecond, DLQTimeout: 100 * time.Millisecond,
+			CacheSize: 100000, MetricsNamespace: "Linoone", DenyListRefresh: time.Minute,
 		}},
 		{"replay function", loader(LoadReplayFunction), ReplayFunction{Function: fn, EventBus: "bus", MetricsNamespace: "Linoone"}},
 	}

@@ -49,6 +49,8 @@ func TestReportsEveryBadVariable(t *testing.T) {
 			"LINOONE_CLICK_DLQ_URL":       "sqs://queue",
 			"LINOONE_PERSIST_URL":         "persist:8082",
 			"LINOONE_PUBLISH_TIMEOUT":     "2m",
+			"LINOONE_DLQ_TIMEOUT":         "0s",
+			"LINOONE_DENYLIST_REFRESH":    "1s",
 			"LINOONE_RESOLVER_CACHE_SIZE": "10000001",
 			"LINOONE_ENVIRONMENT":         "Prod!",
 		}},

@@ -27,6 +27,7 @@ type Deps struct {
 	DeadLetters    shorturl.DeadLetters // where a fact the bus refused goes
 	CacheSize      int                  // short URLs kept in the hot set; 0 disables it
 	PublishTimeout time.Duration        // how long a redirect waits for the bus
+	DLQTimeout     time.Duration        // then for the dead letters (0: the recorder's default)
 	Logger         *slog.Logger
 	MetricsOut     io.Writer             // where the EMF lines go
 	Namespace      string                // the metrics' CloudWatch namespace ("": metrics.Namespace)
@@ -65,7 +66,7 @@ func New(d Deps) (*Stack, error) {
 	counters := &shorturl.Counters{}
 	ids := eventid.New()
 	rec, err := shorturl.NewRecorder(shorturl.RecorderConfig{Publisher: d.Publisher, DeadLetters: d.DeadLetters, EventIDs: ids.Next,
-		PublishTimeout: d.PublishTimeout, Logger: d.Logger, Counters: counters,
+		PublishTimeout: d.PublishTimeout, DLQTimeout: d.DLQTimeout, Logger: d.Logger, Counters: counters,
 		BufferBytes: d.ClickBufferBytes, LogFactsPerSecond: d.ClickLogFactsPerSecond})
 	if err != nil {
 		return nil, fmt.Errorf("recorder: %w", err)

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/linoone/linoone/internal/aws/retrypolicy"
 	"github.com/linoone/linoone/internal/core/clickfact"
 	"github.com/linoone/linoone/internal/core/shorturl"
 )
@@ -129,6 +130,20 @@ func NewClient(cfg aws.Config, endpoint string) *sqs.Client {
 		if cfg.RetryMaxAttempts == 0 && cfg.Retryer == nil {
 			o.RetryMaxAttempts = DefaultRetryMaxAttempts
 		}
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
+	})
+}
+
+// NewRequestClient builds the SQS client of a dead letter sent inside a visitor's
+// request: retrypolicy.InRequest, whatever cfg sets, so that a throttled queue is
+// never called again within the request. A non-empty endpoint overrides the service
+// endpoint (a local test server).
+func NewRequestClient(cfg aws.Config, endpoint string) *sqs.Client {
+	return sqs.NewFromConfig(cfg, func(o *sqs.Options) {
+		o.Retryer = retrypolicy.InRequest()
+		o.RetryMaxAttempts = 0 // else it would replace the retryer's own
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)
 		}

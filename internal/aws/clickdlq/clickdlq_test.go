@@ -28,7 +28,7 @@ const queueName = "linoone-click-dlq"
 var goaws *sqstest.Server
 
 func TestMain(m *testing.M) {
-	s, err := sqstest.Start(queueName)
+	s, err := sqstest.Start(queueName, deadName)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

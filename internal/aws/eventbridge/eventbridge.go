@@ -2,10 +2,11 @@
 // PutEvents entry per fact with Source "shorturl" and DetailType "GraphFactProduced".
 // It implements shorturl.Publisher.
 //
-// Retries are the SDK's: the client's standard retryer (see NewClient) retries
-// throttling and 5xx answers, and every attempt and backoff is bounded by the context
-// the caller passes to Publish (the resolver gives each publish a short timeout), so a
-// slow or failing bus costs at most that timeout before the fact goes to the DLQ.
+// Retries are the SDK's, bounded by the context the caller passes to Publish. The
+// resolver's client (NewRequestClient) retries a 5xx once, soon, and never
+// throttling (retrypolicy.InRequest), and each publish has a short timeout, so a
+// slow or failing bus costs at most that timeout before the fact goes to the DLQ;
+// replay's client (NewClient) keeps the standard retryer.
 package eventbridge
 
 import (
@@ -18,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
+	"github.com/linoone/linoone/internal/aws/retrypolicy"
 	"github.com/linoone/linoone/internal/core/clickfact"
 	"github.com/linoone/linoone/internal/core/shorturl"
 )
@@ -102,6 +104,20 @@ func NewClient(cfg aws.Config, endpoint string) *eventbridge.Client {
 		if cfg.RetryMaxAttempts == 0 && cfg.Retryer == nil {
 			o.RetryMaxAttempts = DefaultRetryMaxAttempts
 		}
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
+	})
+}
+
+// NewRequestClient builds the EventBridge client of a publish made inside a
+// visitor's request: retrypolicy.InRequest, whatever cfg sets, so that a throttled
+// bus is never called again within the request. A non-empty endpoint overrides the
+// service endpoint (a local test server).
+func NewRequestClient(cfg aws.Config, endpoint string) *eventbridge.Client {
+	return eventbridge.NewFromConfig(cfg, func(o *eventbridge.Options) {
+		o.Retryer = retrypolicy.InRequest()
+		o.RetryMaxAttempts = 0 // else it would replace the retryer's own
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)
 		}

@@ -39,6 +39,8 @@ const (
 	TargetsBlocked     = "TargetsBlocked"
 	LinksBlockedServed = "LinksBlockedServed"
 	DenyListUnreadable = "DenyListUnreadable"
+	DenyListMissing    = "DenyListMissing"
+	DenyListStale      = "DenyListStale"
 )
 
 // ErrInvalidMetrics reports an unusable EMF configuration.
@@ -65,7 +67,9 @@ func ClickFacts(c *shorturl.Counters) []Metric {
 
 // Screening is the deny list's metric set: TargetsBlocked (issuance refused),
 // LinksBlockedServed (resolutions answered 410) and DenyListUnreadable (reads of the
-// list's source that failed; the previous list stayed in force). Emit it on its own
+// list's source that failed; the previous list stayed in force), DenyListMissing
+// (requests served before any list was loaded) and DenyListStale (requests served
+// under a list that has not been refreshed for several intervals). Emit it on its own
 // EMF writer: its line is written only in a minute that blocked something, and the
 // click-fact line of every redirect stays as small as it was.
 func Screening(c *shorturl.ScreenCounters) []Metric {
@@ -73,6 +77,8 @@ func Screening(c *shorturl.ScreenCounters) []Metric {
 		{Name: TargetsBlocked, Counter: &c.TargetsBlocked},
 		{Name: LinksBlockedServed, Counter: &c.LinksBlockedServed},
 		{Name: DenyListUnreadable, Counter: &c.DenyListUnreadable},
+		{Name: DenyListMissing, Counter: &c.DenyListMissing},
+		{Name: DenyListStale, Counter: &c.DenyListStale},
 	}
 }
 

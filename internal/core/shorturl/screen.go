@@ -45,6 +45,8 @@ type ScreenCounters struct {
 	TargetsBlocked     atomic.Int64 // issuance refused
 	LinksBlockedServed atomic.Int64 // resolutions answered as blocked (GET and HEAD)
 	DenyListUnreadable atomic.Int64 // the list's source could not be read; the previous list stayed
+	DenyListMissing    atomic.Int64 // requests served with no list loaded yet (a function whose first read failed)
+	DenyListStale      atomic.Int64 // requests served under a list not refreshed for several intervals
 }
 
 // Screening is the deny list and what reports its matches. The zero Screening
