@@ -98,13 +98,13 @@ variable "metrics_namespace" {
 }
 
 variable "api_timeout_seconds" {
-  description = "Timeout of the issue and resolve functions in seconds (below API Gateway's 30 s integration limit)."
+  description = "Timeout of the issue function in seconds (below API Gateway's 30 s integration limit); the management API's integration timeout is one second more."
   type        = number
   default     = 10
 }
 
 variable "replay_timeout_seconds" {
-  description = "Timeout of the replay function in seconds; the click DLQ's visibility timeout is 6 times this."
+  description = "Timeout of the replay function in seconds; the click DLQ's visibility timeout is at least 6 times this."
   type        = number
   default     = 30
 }
@@ -115,10 +115,22 @@ variable "function_memory_mb" {
   default     = 256
 }
 
-variable "click_dlq_max_receive_count" {
-  description = "Failed replays of a click fact before SQS moves it to the deadletter queue (maxReceiveCount)."
+variable "resolve_timeout_seconds" {
+  description = "Timeout of the resolve function in seconds: a Persist lookup (LINOONE_PERSIST_TIMEOUT) plus the click budget (publish and dead-letter timeouts), so a hung dependency fails fast; the resolver API's integration timeout is one second more."
   type        = number
-  default     = 5
+  default     = 3
+}
+
+variable "resolve_reserved_concurrency" {
+  description = "Concurrency reserved for the resolve function, -1 for none: at least the resolver's peak requests per second × its p99 duration in seconds (terraform/README.md, \"Sizing Resolve's concurrency\"); the concurrency alarm fires at 80 % of it."
+  type        = number
+  default     = 300
+}
+
+variable "replay_maximum_concurrency" {
+  description = "Most concurrent replay invocations (the click DLQ event source mapping's maximum_concurrency, 2-1000): replay must not take the resolver's concurrency or flood a recovering bus."
+  type        = number
+  default     = 10
 }
 
 variable "resolver_throttling_burst_limit" {
@@ -146,7 +158,11 @@ variable "management_throttling_rate_limit" {
 }
 
 variable "alarm_sns_topic_arn" {
-  description = "SNS topic notified by the alarms; \"\" for alarms without actions."
+  description = "SNS topic notified by the alarms. Required in production: an alarm that notifies nobody is not an alarm."
   type        = string
-  default     = ""
+
+  validation {
+    condition     = var.alarm_sns_topic_arn != ""
+    error_message = "Production needs alarm_sns_topic_arn: the SNS topic the alarms notify."
+  }
 }

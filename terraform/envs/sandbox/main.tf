@@ -34,7 +34,9 @@ module "stack" {
   api_timeout_seconds               = var.api_timeout_seconds
   replay_timeout_seconds            = var.replay_timeout_seconds
   function_memory_mb                = var.function_memory_mb
-  click_dlq_max_receive_count       = var.click_dlq_max_receive_count
+  resolve_timeout_seconds           = var.resolve_timeout_seconds
+  resolve_reserved_concurrency      = var.resolve_reserved_concurrency
+  replay_maximum_concurrency        = var.replay_maximum_concurrency
   resolver_throttling_burst_limit   = var.resolver_throttling_burst_limit
   resolver_throttling_rate_limit    = var.resolver_throttling_rate_limit
   management_throttling_burst_limit = var.management_throttling_burst_limit

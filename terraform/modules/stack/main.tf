@@ -27,6 +27,12 @@ locals {
   # come from: a parameter's `value` attribute is sensitive and would hide the whole
   # environment in plans. The deny list (read again every 30 s) and the idempotency
   # secret (put out of band) are not Terraform's values and are left out.
+  # The Persist routes each function may call: resolve only looks up
+  # (POST /persist/gremlin); issue also ingests. persist_api_execution_arn ends with
+  # /persist/* (validated).
+  persist_gremlin_arn = "${trimsuffix(var.persist_api_execution_arn, "*")}gremlin"
+  persist_ingest_arn  = "${trimsuffix(var.persist_api_execution_arn, "*")}ingest"
+
   issue_config_revision   = sha256(join("\n", [var.persist_url, local.resolver_base_url]))
   resolve_config_revision = sha256(join("\n", [var.persist_url]))
 }
@@ -92,7 +98,7 @@ module "click_dlq" {
   name                   = "${local.name}-click-dlq"
   replay_function_name   = module.replay.function_name
   replay_timeout_seconds = module.replay.timeout_seconds
-  max_receive_count      = var.click_dlq_max_receive_count
+  maximum_concurrency    = var.replay_maximum_concurrency
 }
 
 # --- functions -----------------------------------------------------------------------
@@ -121,7 +127,7 @@ module "issue" {
     {
       sid       = "InvokePersist"
       actions   = ["execute-api:Invoke"]
-      resources = [var.persist_api_execution_arn]
+      resources = [local.persist_gremlin_arn, local.persist_ingest_arn]
     },
     {
       sid       = "ReadConfig"
@@ -142,9 +148,13 @@ module "resolve" {
 
   name               = "${local.name}-resolve"
   filename           = "${var.artifacts_dir}/resolve.zip"
-  timeout_seconds    = var.api_timeout_seconds
+  timeout_seconds    = var.resolve_timeout_seconds
   memory_mb          = var.function_memory_mb
   log_retention_days = var.log_retention_days
+
+  # Visitors keep being redirected when something else in the account (replay during
+  # an outage, another service) takes the pool; sizing: terraform/README.md.
+  reserved_concurrent_executions = var.resolve_reserved_concurrency
 
   environment_variables = merge(local.common_environment, {
     LINOONE_PERSIST_URL_PARAM       = aws_ssm_parameter.persist_url.name
@@ -160,9 +170,10 @@ module "resolve" {
 
   policy_statements = [
     {
+      # Lookups only: the resolver never writes to Persist.
       sid       = "InvokePersist"
       actions   = ["execute-api:Invoke"]
-      resources = [var.persist_api_execution_arn]
+      resources = [local.persist_gremlin_arn]
     },
     {
       sid       = "ReadConfig"
@@ -215,10 +226,12 @@ module "replay" {
 module "resolver_api" {
   source = "../http-api"
 
-  name                   = "${local.name}-resolver"
-  log_retention_days     = var.log_retention_days
-  throttling_burst_limit = var.resolver_throttling_burst_limit
-  throttling_rate_limit  = var.resolver_throttling_rate_limit
+  name               = "${local.name}-resolver"
+  log_retention_days = var.log_retention_days
+  # One second above the resolve function's timeout: its budget decides.
+  integration_timeout_milliseconds = (var.resolve_timeout_seconds + 1) * 1000
+  throttling_burst_limit           = var.resolver_throttling_burst_limit
+  throttling_rate_limit            = var.resolver_throttling_rate_limit
 
   # HEAD /{token} answers as GET without recording a click (openapi.yaml,
   # x-linoone-also-head).
@@ -248,10 +261,12 @@ module "resolver_api" {
 module "management_api" {
   source = "../http-api"
 
-  name                   = "${local.name}-management"
-  log_retention_days     = var.log_retention_days
-  throttling_burst_limit = var.management_throttling_burst_limit
-  throttling_rate_limit  = var.management_throttling_rate_limit
+  name               = "${local.name}-management"
+  log_retention_days = var.log_retention_days
+  # One second above the issue function's timeout, within API Gateway's 30 s.
+  integration_timeout_milliseconds = min(30000, (var.api_timeout_seconds + 1) * 1000)
+  throttling_burst_limit           = var.management_throttling_burst_limit
+  throttling_rate_limit            = var.management_throttling_rate_limit
 
   # Issuance, inspection and stats are SigV4-signed (AWS_IAM); the liveness probe is
   # public (it reveals nothing and load balancers/monitors cannot sign), and so is the
@@ -307,7 +322,18 @@ module "alarms" {
   click_dlq_name        = module.click_dlq.queue_name
   click_deadletter_name = module.click_dlq.deadletter_name
   resolver_api_id       = module.resolver_api.api_id
+  management_api_id     = module.management_api.api_id
   alarm_sns_topic_arn   = var.alarm_sns_topic_arn
+
+  # p99 well inside each function's timeout: the redirect's budget is a Persist
+  # lookup plus the click budget; issuance adds an ingest.
+  duration_p99_threshold_ms = {
+    resolve = 1000
+    issue   = 3000
+  }
+  reserved_concurrency = {
+    resolve = module.resolve.reserved_concurrent_executions
+  }
 
   function_names = {
     issue   = module.issue.function_name

@@ -34,6 +34,13 @@ variable "persist_api_execution_arn" {
     condition     = can(regex("^arn:aws[a-z-]*:execute-api:[a-z0-9-]+:[0-9]{12}:[a-z0-9]+/[^\\s]+$", var.persist_api_execution_arn))
     error_message = "persist_api_execution_arn must be an execute-api ARN naming one API (arn:aws:execute-api:<region>:<account>:<api-id>/<stage>/<method>/<path>)."
   }
+
+  # The stack grants each function only the Persist routes it calls (resolve:
+  # .../persist/gremlin; issue: also .../persist/ingest), derived from this pattern.
+  validation {
+    condition     = endswith(var.persist_api_execution_arn, "/POST/persist/*")
+    error_message = "persist_api_execution_arn must end with /POST/persist/* (the stack derives .../persist/gremlin and .../persist/ingest from it)."
+  }
 }
 
 variable "persist_inline_literals" {
@@ -103,7 +110,7 @@ variable "metrics_namespace" {
 }
 
 variable "api_timeout_seconds" {
-  description = "Timeout of the issue and resolve functions in seconds (below API Gateway's 30 s integration limit)."
+  description = "Timeout of the issue function in seconds (below API Gateway's 30 s integration limit); the management API's integration timeout is one second more."
   type        = number
 
   validation {
@@ -113,7 +120,7 @@ variable "api_timeout_seconds" {
 }
 
 variable "replay_timeout_seconds" {
-  description = "Timeout of the replay function in seconds; the click DLQ's visibility timeout is 6 times this."
+  description = "Timeout of the replay function in seconds; the click DLQ's visibility timeout is at least 6 times this."
   type        = number
 }
 
@@ -122,8 +129,28 @@ variable "function_memory_mb" {
   type        = number
 }
 
-variable "click_dlq_max_receive_count" {
-  description = "Failed replays of a click fact before SQS moves it to the deadletter queue (maxReceiveCount)."
+variable "resolve_timeout_seconds" {
+  description = "Timeout of the resolve function in seconds: a Persist lookup (LINOONE_PERSIST_TIMEOUT) plus the click budget (publish and dead-letter timeouts), so a hung dependency fails fast; the resolver API's integration timeout is one second more."
+  type        = number
+
+  validation {
+    condition     = var.resolve_timeout_seconds >= 1 && var.resolve_timeout_seconds <= 10 && floor(var.resolve_timeout_seconds) == var.resolve_timeout_seconds
+    error_message = "resolve_timeout_seconds must be a whole number between 1 and 10."
+  }
+}
+
+variable "resolve_reserved_concurrency" {
+  description = "Concurrency reserved for the resolve function, -1 for none: at least the resolver's peak requests per second × its p99 duration in seconds (terraform/README.md, \"Sizing Resolve's concurrency\"); the concurrency alarm fires at 80 % of it."
+  type        = number
+
+  validation {
+    condition     = var.resolve_reserved_concurrency >= -1 && floor(var.resolve_reserved_concurrency) == var.resolve_reserved_concurrency
+    error_message = "resolve_reserved_concurrency must be -1 (none) or a whole number >= 0."
+  }
+}
+
+variable "replay_maximum_concurrency" {
+  description = "Most concurrent replay invocations (the click DLQ event source mapping's maximum_concurrency, 2-1000): replay must not take the resolver's concurrency or flood a recovering bus."
   type        = number
 }
 
