@@ -30,7 +30,7 @@ import (
 
 var (
 	// moduleNames are the capability modules (one main resource named `this` each).
-	moduleNames = []string{"alarms", "click-dlq", "event-bus", "function", "http-api"}
+	moduleNames = []string{"alarms", "click-dlq", "dashboard", "event-bus", "function", "http-api"}
 	// stackDir composes them, once for every environment.
 	stackDir = filepath.Join("modules", "stack")
 	envNames = []string{"prod", "sandbox"}

@@ -52,3 +52,8 @@ output "event_bus_arn" {
   description = "ARN of the engagement event bus the click facts go to."
   value       = module.stack.event_bus_arn
 }
+
+output "dashboard_url" {
+  description = "Console URL of the environment's CloudWatch dashboard (open it after apply: terraform/README.md, \"After apply\")."
+  value       = module.stack.dashboard_url
+}

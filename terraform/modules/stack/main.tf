@@ -341,3 +341,36 @@ module "alarms" {
     replay  = module.replay.function_name
   }
 }
+
+# --- dashboard and saved log queries ---------------------------------------------------
+
+module "dashboard" {
+  source = "../dashboard"
+
+  name                  = local.name
+  environment           = var.environment
+  metrics_namespace     = var.metrics_namespace
+  resolver_api_id       = module.resolver_api.api_id
+  management_api_id     = module.management_api.api_id
+  click_dlq_name        = module.click_dlq.queue_name
+  click_deadletter_name = module.click_dlq.deadletter_name
+  alarm_arns            = values(module.alarms.alarm_arns)
+
+  function_names = {
+    issue   = module.issue.function_name
+    resolve = module.resolve.function_name
+    replay  = module.replay.function_name
+  }
+  log_group_names = {
+    issue   = module.issue.log_group_name
+    resolve = module.resolve.log_group_name
+    replay  = module.replay.log_group_name
+  }
+  access_log_group_names = {
+    resolver   = module.resolver_api.access_log_group_name
+    management = module.management_api.access_log_group_name
+  }
+  reserved_concurrency = {
+    resolve = module.resolve.reserved_concurrent_executions
+  }
+}
