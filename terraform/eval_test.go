@@ -95,6 +95,7 @@ var tfFunctions = map[string]function.Function{
 	"lower": stdlib.LowerFunc, "sort": stdlib.SortFunc, "tostring": stdlib.MakeToFunc(cty.String),
 	"regex": stdlib.RegexFunc, "can": tryfunc.CanFunc, "try": tryfunc.TryFunc,
 	"replace":    replaceFunc,
+	"one":        oneFunc,
 	"startswith": stringTest(strings.HasPrefix),
 	"endswith":   stringTest(strings.HasSuffix),
 }
@@ -114,6 +115,27 @@ var replaceFunc = function.New(&function.Spec{
 			return cty.StringVal(re.ReplaceAllString(str, repl)), nil
 		}
 		return cty.StringVal(strings.ReplaceAll(str, pat, repl)), nil
+	},
+})
+
+// oneFunc is Terraform's one: the only element of a collection, null when empty.
+var oneFunc = function.New(&function.Spec{
+	Params: []function.Parameter{{Name: "list", Type: cty.DynamicPseudoType}},
+	Type: func(args []cty.Value) (cty.Type, error) {
+		return cty.DynamicPseudoType, nil
+	},
+	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+		switch n := args[0].LengthInt(); n {
+		case 0:
+			return cty.NullVal(cty.DynamicPseudoType), nil
+		case 1:
+			it := args[0].ElementIterator()
+			it.Next()
+			_, v := it.Element()
+			return v, nil
+		default:
+			return cty.NilVal, fmt.Errorf("one: %d elements", n)
+		}
 	},
 })
 

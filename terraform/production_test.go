@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -317,3 +318,80 @@ func TestProviderPinned(t *testing.T) {
 
 // providerMajor is the AWS provider major version the configuration is written for.
 const providerMajor = "5"
+
+// TestEdgeProtection: issue 48 item 8. The cdn option is off by default; when on,
+// CloudFront with a per-client-IP WAF rate rule fronts the resolver, nothing is
+// cached, and short URLs go through it unless a proven custom domain is used.
+func TestEdgeProtection(t *testing.T) {
+	for _, env := range envNames {
+		m := mustLoad(t, filepath.Join("envs", env))
+		if v, ok := literalBool(exprOf(m.variables["cdn_enabled"].Body.Attributes["default"])); !ok || v {
+			t.Errorf("%s: cdn_enabled must default to false", env)
+		}
+	}
+	cdn := mustLoad(t, filepath.Join("modules", "cdn"))
+	waf := cdn.resources["aws_wafv2_web_acl.this"]
+	if waf == nil {
+		t.Fatal("modules/cdn: no aws_wafv2_web_acl.this")
+	}
+	if scope, _ := literalString(exprOf(waf.Body.Attributes["scope"])); scope != "CLOUDFRONT" {
+		t.Errorf("web ACL scope %q, want CLOUDFRONT", scope)
+	}
+	if r := refsWithLocals(cdn, exprOf(waf.Body.Attributes["provider"])); !r["aws.us_east_1"] {
+		t.Error("the CloudFront web ACL must be created with the aws.us_east_1 provider")
+	}
+	perIP := false
+	hclsyntax.VisitAll(waf.Body, func(n hclsyntax.Node) hcl.Diagnostics {
+		if b, ok := n.(*hclsyntax.Block); ok && b.Type == "rate_based_statement" {
+			key, _ := literalString(exprOf(b.Body.Attributes["aggregate_key_type"]))
+			perIP = key == "IP" && refsWithLocals(cdn, exprOf(b.Body.Attributes["limit"]))["var.rate_limit_per_5_minutes"]
+		}
+		return nil
+	})
+	if !perIP {
+		t.Error("the web ACL needs a rate_based_statement with aggregate_key_type = \"IP\" and limit = var.rate_limit_per_5_minutes")
+	}
+	dist := cdn.resources["aws_cloudfront_distribution.this"]
+	if dist == nil {
+		t.Fatal("modules/cdn: no aws_cloudfront_distribution.this")
+	}
+	if r := refsWithLocals(cdn, exprOf(dist.Body.Attributes["web_acl_id"])); !r["aws_wafv2_web_acl.this.arn"] {
+		t.Error("the distribution must attach the web ACL (web_acl_id)")
+	}
+	if p := cdn.data["aws_cloudfront_cache_policy.disabled"]; p == nil {
+		t.Error("no cache policy data source")
+	} else if name, _ := literalString(exprOf(p.Body.Attributes["name"])); name != "Managed-CachingDisabled" {
+		t.Errorf("cache policy %q: every click must reach the resolver (Managed-CachingDisabled)", name)
+	}
+
+	stack := mustLoad(t, stackDir)
+	call := stack.calls["cdn"]
+	if call == nil || !refsWithLocals(stack, exprOf(call.Body.Attributes["count"]))["var.cdn_enabled"] {
+		t.Fatal("the stack must call modules/cdn counted on var.cdn_enabled")
+	}
+	api := cty.ObjectVal(map[string]cty.Value{"api_endpoint": cty.StringVal("https://abc.execute-api.us-east-1.amazonaws.com")})
+	for _, c := range []struct {
+		cdn, routable bool
+		want          string
+	}{
+		{false, false, "https://abc.execute-api.us-east-1.amazonaws.com"},
+		{true, false, "https://d111.cloudfront.net"},
+		{true, true, "https://s.example.com"},
+		{false, true, "https://s.example.com"},
+	} {
+		cdnOut := cty.EmptyTupleVal
+		if c.cdn {
+			cdnOut = cty.TupleVal([]cty.Value{cty.ObjectVal(map[string]cty.Value{"url": cty.StringVal("https://d111.cloudfront.net")})})
+		}
+		ev := newEvaluator(stack, map[string]cty.Value{
+			"cdn_enabled": cty.BoolVal(c.cdn), "custom_domain_routable": cty.BoolVal(c.routable), "custom_domain_name": cty.StringVal("s.example.com"),
+		}, map[string]cty.Value{"cdn": cdnOut, "resolver_api": api})
+		got, err := ev.local("resolver_base_url")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.AsString() != c.want {
+			t.Errorf("cdn %v, routable %v: resolver base URL %q, want %q", c.cdn, c.routable, got.AsString(), c.want)
+		}
+	}
+}

@@ -30,7 +30,7 @@ import (
 
 var (
 	// moduleNames are the capability modules (one main resource named `this` each).
-	moduleNames = []string{"alarms", "click-dlq", "dashboard", "event-bus", "function", "http-api"}
+	moduleNames = []string{"alarms", "cdn", "click-dlq", "dashboard", "event-bus", "function", "http-api"}
 	// stackDir composes them, once for every environment.
 	stackDir = filepath.Join("modules", "stack")
 	envNames = []string{"prod", "sandbox"}
@@ -780,7 +780,7 @@ func checkResolverBaseURL(m *tfModule) []error {
 	for _, b := range m.variables {
 		allowed = append(allowed, b.Range())
 	}
-	for _, call := range callsOf(m, "http-api") {
+	for _, call := range append(callsOf(m, "http-api"), callsOf(m, "cdn")...) {
 		if a := m.calls[call].Body.Attributes["custom_domain_name"]; a != nil {
 			allowed = append(allowed, a.SrcRange)
 		}
@@ -1036,7 +1036,7 @@ func checkThinEnv(env, stack *tfModule) []error {
 		return ok && ref(st.Traversal) == root+"."+name
 	}
 	for arg, a := range call.Body.Attributes {
-		if arg != "source" && callMetaArguments[arg] {
+		if arg != "source" && arg != "providers" && callMetaArguments[arg] {
 			errs = append(errs, fmt.Errorf("%s: module \"stack\" sets %s: an environment deploys one stack", a.SrcRange, arg))
 		}
 	}
@@ -1777,7 +1777,8 @@ func TestEnvironmentsAreThin(t *testing.T) {
 			for _, b := range m.files["main.tf"].Blocks {
 				blocks = append(blocks, b.Type+" "+strings.Join(b.Labels, " "))
 			}
-			if diff := cmp.Diff([]string{"provider aws", "module stack"}, blocks); diff != "" {
+			// The second provider is us-east-1's, for the cdn option's WAF.
+			if diff := cmp.Diff([]string{"provider aws", "provider aws", "module stack"}, blocks); diff != "" {
 				t.Errorf("envs/%s/main.tf blocks (-want +got):\n%s", env, diff)
 			}
 		})

@@ -14,8 +14,28 @@ provider "aws" {
   }
 }
 
+# CloudFront's region: the cdn option's WAF web ACL is created there (and only when
+# cdn_enabled; otherwise this configuration is unused).
+provider "aws" {
+  alias  = "us_east_1"
+  region = "us-east-1"
+
+  default_tags {
+    tags = {
+      Application = "linoone"
+      Environment = var.environment
+      ManagedBy   = "terraform"
+    }
+  }
+}
+
 module "stack" {
   source = "../../modules/stack"
+
+  providers = {
+    aws           = aws
+    aws.us_east_1 = aws.us_east_1
+  }
 
   environment                       = var.environment
   artifacts_dir                     = var.artifacts_dir
@@ -42,4 +62,7 @@ module "stack" {
   management_throttling_burst_limit = var.management_throttling_burst_limit
   management_throttling_rate_limit  = var.management_throttling_rate_limit
   alarm_sns_topic_arn               = var.alarm_sns_topic_arn
+  cdn_enabled                       = var.cdn_enabled
+  cdn_rate_limit_per_5_minutes      = var.cdn_rate_limit_per_5_minutes
+  cdn_certificate_arn               = var.cdn_certificate_arn
 }

@@ -159,3 +159,21 @@ variable "alarm_sns_topic_arn" {
   type        = string
   default     = ""
 }
+
+variable "cdn_enabled" {
+  description = "Put CloudFront with a WAF rate-based rule per client IP in front of the resolver (off by default; cost and custom-domain interplay in terraform/README.md, \"Edge protection (cdn)\")."
+  type        = bool
+  default     = false
+}
+
+variable "cdn_rate_limit_per_5_minutes" {
+  description = "With cdn_enabled: requests one client IP may make in any 5 minutes before WAF blocks it (minimum 10)."
+  type        = number
+  default     = 2000
+}
+
+variable "cdn_certificate_arn" {
+  description = "With cdn_enabled and a custom domain: an ACM certificate in us-east-1 covering custom_domain_name, for the distribution; \"\" for none."
+  type        = string
+  default     = ""
+}

@@ -11,8 +11,10 @@ locals {
   # `linoone discover` proved DNS routes it to the resolver (custom_domain_routable);
   # otherwise it is the real API Gateway resolver endpoint, never a placeholder.
   # See rules/infrastructure-discovery.md.
+  # With the cdn option on, the resolver's public entry point is the CloudFront
+  # distribution (behind WAF), a real endpoint too: short URLs must not bypass it.
   custom_domain_enabled = var.custom_domain_routable && var.custom_domain_name != ""
-  resolver_base_url     = local.custom_domain_enabled ? "https://${var.custom_domain_name}" : module.resolver_api.api_endpoint
+  resolver_base_url     = local.custom_domain_enabled ? "https://${var.custom_domain_name}" : (var.cdn_enabled ? one(module.cdn[*].url) : module.resolver_api.api_endpoint)
 
   common_environment = {
     LINOONE_ENVIRONMENT = var.environment
@@ -253,9 +255,29 @@ module "resolver_api" {
     }
   }
 
-  custom_domain_name            = var.custom_domain_name
-  custom_domain_routable        = var.custom_domain_routable
-  custom_domain_certificate_arn = var.custom_domain_certificate_arn
+  custom_domain_name     = var.custom_domain_name
+  custom_domain_routable = var.custom_domain_routable
+  # With the cdn option the distribution serves the custom domain, not API Gateway.
+  custom_domain_certificate_arn = var.cdn_enabled ? "" : var.custom_domain_certificate_arn
+}
+
+# Optional edge protection (off by default): CloudFront in front of the resolver with a
+# WAF rate-based rule per client IP. Cost and the custom-domain interplay with
+# `linoone discover`: terraform/README.md, "Edge protection (cdn)".
+module "cdn" {
+  source = "../cdn"
+  count  = var.cdn_enabled ? 1 : 0
+
+  providers = {
+    aws           = aws
+    aws.us_east_1 = aws.us_east_1
+  }
+
+  name                     = "${local.name}-resolver"
+  resolver_api_endpoint    = module.resolver_api.api_endpoint
+  rate_limit_per_5_minutes = var.cdn_rate_limit_per_5_minutes
+  custom_domain_name       = var.custom_domain_name
+  certificate_arn          = var.cdn_certificate_arn
 }
 
 module "management_api" {

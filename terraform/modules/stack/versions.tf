@@ -5,6 +5,8 @@ terraform {
     aws = {
       source  = "hashicorp/aws"
       version = "~> 5.40"
+      # The cdn option's WAF web ACL lives in us-east-1 (CloudFront's region).
+      configuration_aliases = [aws.us_east_1]
     }
   }
 }
