@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -252,6 +253,20 @@ func TestConcurrencyAndTimeouts(t *testing.T) {
 	}
 	for _, env := range envNames {
 		m := mustLoad(t, filepath.Join("envs", env))
+		// The click budget: a redirect waits at most publish_timeout for the bus, then
+		// dlq_timeout for the click DLQ.
+		var budget time.Duration
+		for _, name := range []string{"publish_timeout", "dlq_timeout"} {
+			s, _ := literalString(exprOf(m.variables[name].Body.Attributes["default"]))
+			d, err := time.ParseDuration(s)
+			if err != nil {
+				t.Fatalf("%s: %s default %q: %v", env, name, s, err)
+			}
+			budget += d
+		}
+		if budget > time.Duration(clickBudgetSeconds*float64(time.Second)) {
+			t.Errorf("%s: publish_timeout + dlq_timeout = %v, past the %v s click budget", env, budget, clickBudgetSeconds)
+		}
 		if s := def(m, "resolve_timeout_seconds"); s > 5 || s < 2 {
 			t.Errorf("%s: resolve_timeout_seconds %v, want 2-5 s (a Persist lookup plus the click budget, not API Gateway's 30 s)", env, s)
 		}

@@ -86,9 +86,15 @@ variable "log_retention_days" {
 }
 
 variable "publish_timeout" {
-  description = "How long the resolver waits for EventBridge PutEvents before dead-lettering the click fact, as a Go duration (`LINOONE_PUBLISH_TIMEOUT`)."
+  description = "How long the resolver waits for EventBridge PutEvents before dead-lettering the click fact, as a Go duration (`LINOONE_PUBLISH_TIMEOUT`). With dlq_timeout it is the click budget a degraded bus adds to a redirect (under 300 ms)."
   type        = string
-  default     = "500ms"
+  default     = "150ms"
+}
+
+variable "dlq_timeout" {
+  description = "How long the resolver waits for SQS SendMessage to the click DLQ before logging the click fact whole, as a Go duration (`LINOONE_DLQ_TIMEOUT`). With publish_timeout it is the click budget a degraded bus adds to a redirect (under 300 ms)."
+  type        = string
+  default     = "100ms"
 }
 
 variable "metrics_namespace" {

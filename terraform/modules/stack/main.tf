@@ -165,6 +165,7 @@ module "resolve" {
     LINOONE_EVENT_BUS               = module.event_bus.arn
     LINOONE_CLICK_DLQ_URL           = module.click_dlq.queue_url
     LINOONE_PUBLISH_TIMEOUT         = var.publish_timeout
+    LINOONE_DLQ_TIMEOUT             = var.dlq_timeout
     LINOONE_METRICS_NAMESPACE       = var.metrics_namespace
     LINOONE_DENYLIST_PARAM          = aws_ssm_parameter.denylist.name
     LINOONE_CONFIG_REVISION         = local.resolve_config_revision

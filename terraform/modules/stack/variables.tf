@@ -89,7 +89,7 @@ variable "log_retention_days" {
 }
 
 variable "publish_timeout" {
-  description = "How long the resolver waits for EventBridge PutEvents before dead-lettering the click fact, as a Go duration (`LINOONE_PUBLISH_TIMEOUT`)."
+  description = "How long the resolver waits for EventBridge PutEvents before dead-lettering the click fact, as a Go duration (`LINOONE_PUBLISH_TIMEOUT`). With dlq_timeout it is the click budget a degraded bus adds to a redirect."
   type        = string
 
   validation {
@@ -101,6 +101,22 @@ variable "publish_timeout" {
       ms > 0 && ms <= 60000
     ]), false)
     error_message = "publish_timeout must be a Go duration above 0 and at most 1m, such as 500ms or 1.5s."
+  }
+}
+
+variable "dlq_timeout" {
+  description = "How long the resolver waits for SQS SendMessage to the click DLQ before logging the click fact whole, as a Go duration (`LINOONE_DLQ_TIMEOUT`). With publish_timeout it is the click budget a degraded bus adds to a redirect."
+  type        = string
+
+  validation {
+    # A Go duration above 0 and at most 1m, as the functions take it (a value they
+    # refuse would stop every resolve function at its start).
+    condition = can(regex("^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$", var.dlq_timeout)) && try(alltrue([
+      for ms in [sum([for p in regexall("([0-9]+(?:\\.[0-9]+)?)(ns|us|µs|ms|s|m|h)", var.dlq_timeout) :
+      tonumber(p[0]) * { ns = 1e-6, us = 1e-3, "µs" = 1e-3, ms = 1, s = 1000, m = 60000, h = 3600000 }[p[1]]])] :
+      ms > 0 && ms <= 60000
+    ]), false)
+    error_message = "dlq_timeout must be a Go duration above 0 and at most 1m, such as 500ms or 1.5s."
   }
 }
 
