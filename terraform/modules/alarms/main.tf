@@ -139,6 +139,14 @@ locals {
       threshold   = 0
       dimensions  = { Environment = var.environment }
     })
+    "denylist-unreadable" = merge(local.sustained, {
+      description = "The issue or resolve function could not read the deny list from SSM; the previous list stays in force, so new takedowns are not applied."
+      namespace   = var.metrics_namespace
+      metric_name = "DenyListUnreadable"
+      statistic   = "Sum"
+      threshold   = 0
+      dimensions  = { Environment = var.environment }
+    })
     "replay-failures" = merge(local.sustained, {
       description = "The replay function could not republish click facts from the click DLQ (the bus still fails); they stay in the queue and are retried."
       namespace   = var.metrics_namespace
