@@ -30,7 +30,7 @@ import (
 
 var (
 	// moduleNames are the capability modules (one main resource named `this` each).
-	moduleNames = []string{"alarms", "click-dlq", "event-bus", "function", "http-api"}
+	moduleNames = []string{"alarms", "cdn", "click-dlq", "dashboard", "event-bus", "function", "http-api"}
 	// stackDir composes them, once for every environment.
 	stackDir = filepath.Join("modules", "stack")
 	envNames = []string{"prod", "sandbox"}
@@ -685,7 +685,23 @@ func checkForbidden(m *tfModule) []error {
 			errs = append(errs, fmt.Errorf("%s: module source %q: DynamoDB is forbidden", b.DefRange(), callSource(b)))
 		}
 	}
+	// A Deny statement may name every action (the queues' TLS-only policy denies
+	// sqs:* to anyone without aws:SecureTransport): it takes rights away.
+	var denies []hcl.Range
+	for _, file := range slices.Sorted(maps.Keys(m.files)) {
+		hclsyntax.VisitAll(m.files[file], func(n hclsyntax.Node) hcl.Diagnostics {
+			if b, ok := n.(*hclsyntax.Block); ok && b.Type == "statement" {
+				if effect, _ := literalString(exprOf(b.Body.Attributes["effect"])); effect == "Deny" {
+					denies = append(denies, b.Range())
+				}
+			}
+			return nil
+		})
+	}
 	check := func(key string, e hclsyntax.Expression) {
+		if slices.ContainsFunc(denies, func(r hcl.Range) bool { return within(e.Range(), r) }) {
+			return
+		}
 		vals, ok := literalStrings(e)
 		if !ok {
 			return // computed (e.g. statement.value.actions); validated where literal
@@ -764,7 +780,7 @@ func checkResolverBaseURL(m *tfModule) []error {
 	for _, b := range m.variables {
 		allowed = append(allowed, b.Range())
 	}
-	for _, call := range callsOf(m, "http-api") {
+	for _, call := range append(callsOf(m, "http-api"), callsOf(m, "cdn")...) {
 		if a := m.calls[call].Body.Attributes["custom_domain_name"]; a != nil {
 			allowed = append(allowed, a.SrcRange)
 		}
@@ -936,7 +952,8 @@ func checkEnvTable(header []string, rows [][]string, want map[string][]string) [
 // resourcePhrases name, in the IAM table of README.md, each resource the stack
 // grants a function (a reference as grants returns it → the words naming it).
 var resourcePhrases = map[string]string{
-	"var.persist_api_execution_arn":            "`persist_api_execution_arn`",
+	"local.persist_gremlin_arn":                "`POST /persist/gremlin`",
+	"local.persist_ingest_arn":                 "`POST /persist/ingest`",
 	"aws_ssm_parameter.persist_url.arn":        "`persist-url`",
 	"aws_ssm_parameter.resolver_base_url.arn":  "`resolver-base-url`",
 	"aws_ssm_parameter.denylist.arn":           "`denylist`",
@@ -1019,7 +1036,7 @@ func checkThinEnv(env, stack *tfModule) []error {
 		return ok && ref(st.Traversal) == root+"."+name
 	}
 	for arg, a := range call.Body.Attributes {
-		if arg != "source" && callMetaArguments[arg] {
+		if arg != "source" && arg != "providers" && callMetaArguments[arg] {
 			errs = append(errs, fmt.Errorf("%s: module \"stack\" sets %s: an environment deploys one stack", a.SrcRange, arg))
 		}
 	}
@@ -1396,7 +1413,7 @@ func TestFunctionEnvironment(t *testing.T) {
 	want := map[string][]string{
 		"issue": append([]string{"LINOONE_PERSIST_URL_PARAM", "LINOONE_PERSIST_SIGV4", "LINOONE_RESOLVER_BASE_URL_PARAM", "LINOONE_PERSIST_INLINE_LITERALS",
 			"LINOONE_DENYLIST_PARAM", "LINOONE_METRICS_NAMESPACE", "LINOONE_IDEMPOTENCY_SECRET_PARAM", "LINOONE_CONFIG_REVISION"}, common...),
-		"resolve": append([]string{"LINOONE_PERSIST_URL_PARAM", "LINOONE_PERSIST_SIGV4", "LINOONE_PERSIST_INLINE_LITERALS", "LINOONE_EVENT_BUS", "LINOONE_CLICK_DLQ_URL", "LINOONE_PUBLISH_TIMEOUT", "LINOONE_METRICS_NAMESPACE",
+		"resolve": append([]string{"LINOONE_PERSIST_URL_PARAM", "LINOONE_PERSIST_SIGV4", "LINOONE_PERSIST_INLINE_LITERALS", "LINOONE_EVENT_BUS", "LINOONE_CLICK_DLQ_URL", "LINOONE_PUBLISH_TIMEOUT", "LINOONE_DLQ_TIMEOUT", "LINOONE_METRICS_NAMESPACE",
 			"LINOONE_DENYLIST_PARAM", "LINOONE_CONFIG_REVISION"}, common...),
 		"replay": append([]string{"LINOONE_EVENT_BUS", "LINOONE_METRICS_NAMESPACE"}, common...),
 	}
@@ -1421,18 +1438,19 @@ func TestFunctionEnvironment(t *testing.T) {
 
 func TestLeastPrivilegeStatements(t *testing.T) {
 	const (
-		persist  = "var.persist_api_execution_arn"
+		gremlin  = "local.persist_gremlin_arn" // issue 48: resolve only looks up
+		ingest   = "local.persist_ingest_arn"
 		bus      = "module.event_bus.arn"
 		dlq      = "module.click_dlq.queue_arn"
 		denylist = "aws_ssm_parameter.denylist.arn" // issue 11: issue and resolve only
 	)
 	want := map[string]map[string][]string{
 		"issue": {
-			"execute-api:Invoke": {persist},
+			"execute-api:Invoke": {gremlin, ingest},
 			"ssm:GetParameter":   {denylist, "aws_ssm_parameter.idempotency_secret.arn", "aws_ssm_parameter.persist_url.arn", "aws_ssm_parameter.resolver_base_url.arn"},
 		},
 		"resolve": {
-			"execute-api:Invoke": {persist},
+			"execute-api:Invoke": {gremlin},
 			"ssm:GetParameter":   {denylist, "aws_ssm_parameter.persist_url.arn"},
 			"events:PutEvents":   {bus},
 			"sqs:SendMessage":    {dlq},
@@ -1759,7 +1777,8 @@ func TestEnvironmentsAreThin(t *testing.T) {
 			for _, b := range m.files["main.tf"].Blocks {
 				blocks = append(blocks, b.Type+" "+strings.Join(b.Labels, " "))
 			}
-			if diff := cmp.Diff([]string{"provider aws", "module stack"}, blocks); diff != "" {
+			// The second provider is us-east-1's, for the cdn option's WAF.
+			if diff := cmp.Diff([]string{"provider aws", "provider aws", "module stack"}, blocks); diff != "" {
 				t.Errorf("envs/%s/main.tf blocks (-want +got):\n%s", env, diff)
 			}
 		})
@@ -2212,9 +2231,13 @@ func TestClickFactAlarms(t *testing.T) {
 		"facts-dropped":       "FactsDropped",
 	}
 	for label, metric := range want {
-		items, ok := objectItems(alarms[label])
-		if !ok {
+		if alarms[label] == nil {
 			t.Errorf("alarms: no %q alarm", label)
+			continue
+		}
+		items, err := mergedObject(m, alarms[label])
+		if err != nil {
+			t.Errorf("alarms: %q: %v", label, err)
 			continue
 		}
 		if got, _ := literalString(items["metric_name"]); got != metric {

@@ -14,8 +14,28 @@ provider "aws" {
   }
 }
 
+# CloudFront's region: the cdn option's WAF web ACL is created there (and only when
+# cdn_enabled; otherwise this configuration is unused).
+provider "aws" {
+  alias  = "us_east_1"
+  region = "us-east-1"
+
+  default_tags {
+    tags = {
+      Application = "linoone"
+      Environment = var.environment
+      ManagedBy   = "terraform"
+    }
+  }
+}
+
 module "stack" {
   source = "../../modules/stack"
+
+  providers = {
+    aws           = aws
+    aws.us_east_1 = aws.us_east_1
+  }
 
   environment                       = var.environment
   artifacts_dir                     = var.artifacts_dir
@@ -30,14 +50,20 @@ module "stack" {
   log_level                         = var.log_level
   log_retention_days                = var.log_retention_days
   publish_timeout                   = var.publish_timeout
+  dlq_timeout                       = var.dlq_timeout
   metrics_namespace                 = var.metrics_namespace
   api_timeout_seconds               = var.api_timeout_seconds
   replay_timeout_seconds            = var.replay_timeout_seconds
   function_memory_mb                = var.function_memory_mb
-  click_dlq_max_receive_count       = var.click_dlq_max_receive_count
+  resolve_timeout_seconds           = var.resolve_timeout_seconds
+  resolve_reserved_concurrency      = var.resolve_reserved_concurrency
+  replay_maximum_concurrency        = var.replay_maximum_concurrency
   resolver_throttling_burst_limit   = var.resolver_throttling_burst_limit
   resolver_throttling_rate_limit    = var.resolver_throttling_rate_limit
   management_throttling_burst_limit = var.management_throttling_burst_limit
   management_throttling_rate_limit  = var.management_throttling_rate_limit
   alarm_sns_topic_arn               = var.alarm_sns_topic_arn
+  cdn_enabled                       = var.cdn_enabled
+  cdn_rate_limit_per_5_minutes      = var.cdn_rate_limit_per_5_minutes
+  cdn_certificate_arn               = var.cdn_certificate_arn
 }

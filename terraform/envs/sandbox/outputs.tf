@@ -52,3 +52,13 @@ output "event_bus_arn" {
   description = "ARN of the engagement event bus the click facts go to."
   value       = module.stack.event_bus_arn
 }
+
+output "dashboard_url" {
+  description = "Console URL of the environment's CloudWatch dashboard (open it after apply: terraform/README.md, \"After apply\")."
+  value       = module.stack.dashboard_url
+}
+
+output "cdn_domain_name" {
+  description = "Domain name of the CloudFront distribution in front of the resolver (the custom domain's DNS target when cdn_enabled); \"\" without the cdn option."
+  value       = module.stack.cdn_domain_name
+}

@@ -83,9 +83,15 @@ variable "log_retention_days" {
 }
 
 variable "publish_timeout" {
-  description = "How long the resolver waits for EventBridge PutEvents before dead-lettering the click fact, as a Go duration (`LINOONE_PUBLISH_TIMEOUT`)."
+  description = "How long the resolver waits for EventBridge PutEvents before dead-lettering the click fact, as a Go duration (`LINOONE_PUBLISH_TIMEOUT`). With dlq_timeout it is the click budget a degraded bus adds to a redirect (under 300 ms)."
   type        = string
-  default     = "500ms"
+  default     = "150ms"
+}
+
+variable "dlq_timeout" {
+  description = "How long the resolver waits for SQS SendMessage to the click DLQ before logging the click fact whole, as a Go duration (`LINOONE_DLQ_TIMEOUT`). With publish_timeout it is the click budget a degraded bus adds to a redirect (under 300 ms)."
+  type        = string
+  default     = "100ms"
 }
 
 variable "metrics_namespace" {
@@ -95,13 +101,13 @@ variable "metrics_namespace" {
 }
 
 variable "api_timeout_seconds" {
-  description = "Timeout of the issue and resolve functions in seconds (below API Gateway's 30 s integration limit)."
+  description = "Timeout of the issue function in seconds (below API Gateway's 30 s integration limit); the management API's integration timeout is one second more."
   type        = number
   default     = 10
 }
 
 variable "replay_timeout_seconds" {
-  description = "Timeout of the replay function in seconds; the click DLQ's visibility timeout is 6 times this."
+  description = "Timeout of the replay function in seconds; the click DLQ's visibility timeout is at least 6 times this."
   type        = number
   default     = 30
 }
@@ -112,10 +118,22 @@ variable "function_memory_mb" {
   default     = 256
 }
 
-variable "click_dlq_max_receive_count" {
-  description = "Failed replays of a click fact before SQS moves it to the deadletter queue (maxReceiveCount)."
+variable "resolve_timeout_seconds" {
+  description = "Timeout of the resolve function in seconds: a Persist lookup (LINOONE_PERSIST_TIMEOUT) plus the click budget (publish and dead-letter timeouts), so a hung dependency fails fast; the resolver API's integration timeout is one second more."
   type        = number
-  default     = 5
+  default     = 3
+}
+
+variable "resolve_reserved_concurrency" {
+  description = "Concurrency reserved for the resolve function, -1 for none: at least the resolver's peak requests per second × its p99 duration in seconds (terraform/README.md, \"Sizing Resolve's concurrency\"); the concurrency alarm fires at 80 % of it."
+  type        = number
+  default     = -1
+}
+
+variable "replay_maximum_concurrency" {
+  description = "Most concurrent replay invocations (the click DLQ event source mapping's maximum_concurrency, 2-1000): replay must not take the resolver's concurrency or flood a recovering bus."
+  type        = number
+  default     = 2
 }
 
 variable "resolver_throttling_burst_limit" {
@@ -144,6 +162,24 @@ variable "management_throttling_rate_limit" {
 
 variable "alarm_sns_topic_arn" {
   description = "SNS topic notified by the alarms; \"\" for alarms without actions."
+  type        = string
+  default     = ""
+}
+
+variable "cdn_enabled" {
+  description = "Put CloudFront with a WAF rate-based rule per client IP in front of the resolver (off by default; cost and custom-domain interplay in terraform/README.md, \"Edge protection (cdn)\")."
+  type        = bool
+  default     = false
+}
+
+variable "cdn_rate_limit_per_5_minutes" {
+  description = "With cdn_enabled: requests one client IP may make in any 5 minutes before WAF blocks it (minimum 10)."
+  type        = number
+  default     = 2000
+}
+
+variable "cdn_certificate_arn" {
+  description = "With cdn_enabled and a custom domain: an ACM certificate in us-east-1 covering custom_domain_name, for the distribution; \"\" for none."
   type        = string
   default     = ""
 }

@@ -1,107 +1,163 @@
-# CloudWatch alarms of one environment: the click DLQ pair, every function's errors
-# and throttles, resolver 5xx, and the fact-publish failures the resolver reports
-# as CloudWatch EMF metrics (dead-lettered, buffered, lost to log, dropped). All alarms evaluate 5-minute periods and treat missing
-# data as OK (EMF metrics only exist once something failed).
+# CloudWatch alarms of one environment, each one something a person can act on (its
+# meaning and first action: terraform/README.md, "Alarms"): the click DLQ pair, every
+# function's errors, throttles and p99 duration, the resolve function's concurrency
+# near its reservation, the APIs' 5xx and the resolver's 4xx rate (a stage throttle
+# answers 429), replay failures, and the click facts that missed the bus, which the
+# functions report as CloudWatch EMF metrics. Missing data is OK (EMF metrics exist
+# only once something happened). An alarm fires when datapoints_to_alarm of its
+# evaluation_periods breach, so a single noisy minute does not page anyone; losing
+# a click and a message in the deadletter queue alarm on the first datapoint.
 
 locals {
-  period_seconds = 300
-  actions        = var.alarm_sns_topic_arn == "" ? [] : [var.alarm_sns_topic_arn]
+  actions = var.alarm_sns_topic_arn == "" ? [] : [var.alarm_sns_topic_arn]
+
+  # Evaluation shapes: sustained (3 of 5 one-minute periods), or at once.
+  sustained = { period = 60, evaluation_periods = 5, datapoints_to_alarm = 3 }
+  at_once   = { period = 300, evaluation_periods = 1, datapoints_to_alarm = 1 }
 
   queue_alarms = {
-    "click-dlq-depth" = {
+    "click-dlq-depth" = merge(local.sustained, {
       description = "Click facts are piling up in the click DLQ: EventBridge publishing is failing or replay is not draining the queue."
       namespace   = "AWS/SQS"
       metric_name = "ApproximateNumberOfMessagesVisible"
       statistic   = "Maximum"
       threshold   = var.click_dlq_depth_threshold
       dimensions  = { QueueName = var.click_dlq_name }
-    }
-    "click-dlq-age" = {
+    })
+    "click-dlq-age" = merge(local.sustained, {
       description = "The oldest click fact in the click DLQ has waited too long for replay."
       namespace   = "AWS/SQS"
       metric_name = "ApproximateAgeOfOldestMessage"
       statistic   = "Maximum"
       threshold   = var.click_dlq_age_threshold_seconds
       dimensions  = { QueueName = var.click_dlq_name }
-    }
-    "click-deadletter-depth" = {
-      description = "Click facts reached the deadletter queue after maxReceiveCount failed replays; they need attention."
+    })
+    "click-deadletter-depth" = merge(local.at_once, {
+      description = "Click facts reached the deadletter queue: they outlived the click DLQ's retention without a successful replay. Move them back with linoone dlq redrive once the bus works."
       namespace   = "AWS/SQS"
       metric_name = "ApproximateNumberOfMessagesVisible"
       statistic   = "Maximum"
       threshold   = 0
       dimensions  = { QueueName = var.click_deadletter_name }
-    }
+    })
   }
 
   function_alarms = merge([
     for label, function_name in var.function_names : {
-      "${label}-errors" = {
-        description = "Lambda ${function_name} reported errors."
+      "${label}-errors" = merge(local.sustained, {
+        description = "Lambda ${function_name} reported errors (crashes, timeouts)."
         namespace   = "AWS/Lambda"
         metric_name = "Errors"
         statistic   = "Sum"
         threshold   = 0
         dimensions  = { FunctionName = function_name }
-      }
-      "${label}-throttles" = {
-        description = "Lambda ${function_name} was throttled."
+      })
+      "${label}-throttles" = merge(local.sustained, {
+        description = "Lambda ${function_name} was throttled: its reserved concurrency or the account's pool is exhausted."
         namespace   = "AWS/Lambda"
         metric_name = "Throttles"
         statistic   = "Sum"
         threshold   = 0
         dimensions  = { FunctionName = function_name }
-      }
+      })
     }
   ]...)
 
+  duration_alarms = {
+    for label, threshold in var.duration_p99_threshold_ms : "${label}-duration-p99" => merge(local.sustained, {
+      description = "The p99 duration of Lambda ${var.function_names[label]} is above ${threshold} ms: a dependency (Persist, the bus, the click DLQ) is slow."
+      namespace   = "AWS/Lambda"
+      metric_name = "Duration"
+      statistic   = "p99"
+      threshold   = threshold
+      dimensions  = { FunctionName = var.function_names[label] }
+    })
+  }
+
+  # Only where concurrency is reserved: near the reservation, the next visitors are
+  # throttled.
+  concurrency_alarms = {
+    for label, reserved in var.reserved_concurrency : "${label}-concurrency" => merge(local.sustained, {
+      description = "Lambda ${var.function_names[label]} runs near its reserved concurrency (${reserved}): more traffic, or slower invocations, will be throttled."
+      namespace   = "AWS/Lambda"
+      metric_name = "ConcurrentExecutions"
+      statistic   = "Maximum"
+      threshold   = floor(reserved * var.concurrency_alarm_ratio)
+      dimensions  = { FunctionName = var.function_names[label] }
+    }) if reserved > 0
+  }
+
   api_alarms = {
-    "resolver-5xx" = {
+    "resolver-5xx" = merge(local.sustained, {
       description = "The resolver API answered 5xx (Persist unavailable or a failing resolve function)."
       namespace   = "AWS/ApiGateway"
       metric_name = "5xx"
       statistic   = "Sum"
       threshold   = var.resolver_5xx_threshold
       dimensions  = { ApiId = var.resolver_api_id }
-    }
+    })
+    "management-5xx" = merge(local.sustained, {
+      description = "The management API answered 5xx: issuance or inspection is failing (Persist unavailable or a failing issue function)."
+      namespace   = "AWS/ApiGateway"
+      metric_name = "5xx"
+      statistic   = "Sum"
+      threshold   = 0
+      dimensions  = { ApiId = var.management_api_id }
+    })
   }
 
   fact_alarms = {
-    "facts-dead-lettered" = {
+    "facts-dead-lettered" = merge(local.sustained, {
       description = "The resolver could not publish click facts to EventBridge and sent them to the click DLQ."
       namespace   = var.metrics_namespace
       metric_name = "FactsDeadLettered"
       statistic   = "Sum"
       threshold   = 0
       dimensions  = { Environment = var.environment }
-    }
-    "facts-buffered" = {
+    })
+    "facts-buffered" = merge(local.at_once, {
       description = "The resolver could neither publish click facts nor send them to the click DLQ (a full disk, locally) and holds them in memory until one works again; /healthz reports click-recording degraded."
       namespace   = var.metrics_namespace
       metric_name = "FactsBuffered"
       statistic   = "Sum"
       threshold   = 0
       dimensions  = { Environment = var.environment }
-    }
-    "facts-dropped" = {
+    })
+    "facts-dropped" = merge(local.at_once, {
       description = "Click facts were LOST: past the memory buffer and the log limit, neither kept nor logged."
       namespace   = var.metrics_namespace
       metric_name = "FactsDropped"
       statistic   = "Sum"
       threshold   = 0
       dimensions  = { Environment = var.environment }
-    }
-    "facts-lost-to-log" = {
+    })
+    "facts-lost-to-log" = merge(local.at_once, {
       description = "The resolver could neither publish click facts nor send them to the click DLQ; the facts exist only in its ERROR logs."
       namespace   = var.metrics_namespace
       metric_name = "FactsLostToLog"
       statistic   = "Sum"
       threshold   = 0
       dimensions  = { Environment = var.environment }
-    }
+    })
+    "denylist-unreadable" = merge(local.sustained, {
+      description = "The issue or resolve function could not read the deny list from SSM; the previous list stays in force, so new takedowns are not applied."
+      namespace   = var.metrics_namespace
+      metric_name = "DenyListUnreadable"
+      statistic   = "Sum"
+      threshold   = 0
+      dimensions  = { Environment = var.environment }
+    })
+    "replay-failures" = merge(local.sustained, {
+      description = "The replay function could not republish click facts from the click DLQ (the bus still fails); they stay in the queue and are retried."
+      namespace   = var.metrics_namespace
+      metric_name = "FactsReplayFailed"
+      statistic   = "Sum"
+      threshold   = 0
+      dimensions  = { Environment = var.environment }
+    })
   }
 
-  alarms = merge(local.queue_alarms, local.function_alarms, local.api_alarms, local.fact_alarms)
+  alarms = merge(local.queue_alarms, local.function_alarms, local.duration_alarms, local.concurrency_alarms, local.api_alarms, local.fact_alarms)
 }
 
 resource "aws_cloudwatch_metric_alarm" "this" {
@@ -112,12 +168,60 @@ resource "aws_cloudwatch_metric_alarm" "this" {
   namespace           = each.value.namespace
   metric_name         = each.value.metric_name
   dimensions          = each.value.dimensions
-  statistic           = each.value.statistic
-  period              = local.period_seconds
-  evaluation_periods  = 1
+  statistic           = startswith(each.value.statistic, "p") ? null : each.value.statistic
+  extended_statistic  = startswith(each.value.statistic, "p") ? each.value.statistic : null
+  period              = each.value.period
+  evaluation_periods  = each.value.evaluation_periods
+  datapoints_to_alarm = each.value.datapoints_to_alarm
   comparison_operator = "GreaterThanThreshold"
   threshold           = each.value.threshold
   treat_missing_data  = "notBreaching"
   alarm_actions       = local.actions
   ok_actions          = local.actions
+}
+
+# The resolver's 4xx share of its requests. API Gateway counts a stage throttle's 429
+# as 4xx, so a client spending the stage's rate refuses visitors here; unknown tokens
+# (404) and taken-down links (410) count too.
+resource "aws_cloudwatch_metric_alarm" "resolver_4xx_rate" {
+  alarm_name          = "${var.name_prefix}-resolver-4xx-rate"
+  alarm_description   = "More than ${var.resolver_4xx_rate_threshold_percent} % of the resolver's answers are 4xx: 429 from the stage throttle (visitors refused), or a wave of unknown or blocked tokens."
+  evaluation_periods  = local.sustained.evaluation_periods
+  datapoints_to_alarm = local.sustained.datapoints_to_alarm
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = var.resolver_4xx_rate_threshold_percent
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = local.actions
+  ok_actions          = local.actions
+
+  metric_query {
+    id          = "rate"
+    expression  = "IF(requests > ${var.resolver_4xx_min_requests}, 100 * errors / requests, 0)"
+    label       = "4xx % of resolver requests"
+    return_data = true
+  }
+
+  metric_query {
+    id = "errors"
+
+    metric {
+      namespace   = "AWS/ApiGateway"
+      metric_name = "4xx"
+      dimensions  = { ApiId = var.resolver_api_id }
+      stat        = "Sum"
+      period      = local.sustained.period
+    }
+  }
+
+  metric_query {
+    id = "requests"
+
+    metric {
+      namespace   = "AWS/ApiGateway"
+      metric_name = "Count"
+      dimensions  = { ApiId = var.resolver_api_id }
+      stat        = "Sum"
+      period      = local.sustained.period
+    }
+  }
 }

@@ -50,8 +50,61 @@ variable "function_names" {
 }
 
 variable "resolver_api_id" {
-  description = "ID of the resolver HTTP API, whose 5xx responses alarm."
+  description = "ID of the resolver HTTP API, whose 5xx responses and 4xx rate alarm."
   type        = string
+}
+
+variable "management_api_id" {
+  description = "ID of the management HTTP API, whose 5xx responses alarm."
+  type        = string
+}
+
+variable "duration_p99_threshold_ms" {
+  description = "Alarm when a function's p99 duration (ms) stays above this, keyed by the labels of function_names (e.g. { resolve = 1000, issue = 3000 })."
+  type        = map(number)
+
+  validation {
+    condition     = alltrue([for v in values(var.duration_p99_threshold_ms) : v > 0])
+    error_message = "Duration thresholds must be above 0 ms."
+  }
+}
+
+variable "reserved_concurrency" {
+  description = "Reserved concurrency of functions, keyed by the labels of function_names; a function with a value above 0 alarms when its ConcurrentExecutions reach concurrency_alarm_ratio of it (-1: no reservation, no alarm)."
+  type        = map(number)
+}
+
+variable "concurrency_alarm_ratio" {
+  description = "Share of a function's reserved concurrency at which its concurrency alarm fires."
+  type        = number
+  default     = 0.8
+
+  validation {
+    condition     = var.concurrency_alarm_ratio > 0 && var.concurrency_alarm_ratio < 1
+    error_message = "The ratio must be between 0 and 1."
+  }
+}
+
+variable "resolver_4xx_rate_threshold_percent" {
+  description = "Alarm when more than this percentage of the resolver's answers are 4xx (429 throttles included)."
+  type        = number
+  default     = 10
+
+  validation {
+    condition     = var.resolver_4xx_rate_threshold_percent > 0 && var.resolver_4xx_rate_threshold_percent <= 100
+    error_message = "The threshold must be a percentage above 0."
+  }
+}
+
+variable "resolver_4xx_min_requests" {
+  description = "The 4xx rate counts only minutes with more than this many resolver requests, so that a handful of probes does not alarm."
+  type        = number
+  default     = 50
+
+  validation {
+    condition     = var.resolver_4xx_min_requests >= 0
+    error_message = "The minimum must be >= 0."
+  }
 }
 
 variable "click_dlq_depth_threshold" {
@@ -77,7 +130,7 @@ variable "click_dlq_age_threshold_seconds" {
 }
 
 variable "resolver_5xx_threshold" {
-  description = "Alarm when the resolver API answers more than this many 5xx responses in 5 minutes."
+  description = "Alarm when the resolver API answers more than this many 5xx responses a minute (3 of 5 minutes)."
   type        = number
   default     = 0
 

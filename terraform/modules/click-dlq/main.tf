@@ -1,11 +1,21 @@
 # The click DLQ pair: the resolver sends a graph fact it could not publish to the
 # click DLQ; the replay function consumes it (partial batch failures) and leaves
 # what it cannot republish to SQS redrive, which moves a message to the deadletter
-# queue after maxReceiveCount receives. The deadletter queue alarms (alarms module).
+# queue after maxReceiveCount receives, chosen so that this happens only once the
+# click DLQ's retention has passed. The deadletter queue alarms (alarms module);
+# `linoone dlq redrive` moves its messages back (terraform/README.md, "Runbook").
 
 locals {
-  # AWS recommends at least 6 times the function timeout for Lambda SQS sources.
-  visibility_timeout_seconds = 6 * var.replay_timeout_seconds
+  # A click must stay in the click DLQ for its whole retention, however long the bus
+  # is down: redrive moves it to the deadletter queue only after maxReceiveCount
+  # receives, and a failed replay receives it again once per visibility timeout, so
+  # maxReceiveCount × visibility timeout must cover the retention. The visibility
+  # timeout is at least 6 times the replay timeout (the AWS recommendation for Lambda
+  # SQS sources), and longer when SQS's limit of 1000 receives would not cover the
+  # retention otherwise; maxReceiveCount is then what covers it.
+  max_receive_count_limit    = 1000
+  visibility_timeout_seconds = max(6 * var.replay_timeout_seconds, ceil(var.message_retention_seconds / local.max_receive_count_limit))
+  max_receive_count          = ceil(var.message_retention_seconds / local.visibility_timeout_seconds)
 }
 
 resource "aws_sqs_queue" "deadletter" {
@@ -31,8 +41,51 @@ resource "aws_sqs_queue" "this" {
 
   redrive_policy = jsonencode({
     deadLetterTargetArn = aws_sqs_queue.deadletter.arn
-    maxReceiveCount     = var.max_receive_count
+    maxReceiveCount     = local.max_receive_count
   })
+
+  lifecycle {
+    precondition {
+      condition     = local.visibility_timeout_seconds <= 43200 && local.max_receive_count <= local.max_receive_count_limit
+      error_message = "replay_timeout_seconds (${var.replay_timeout_seconds}) and message_retention_seconds (${var.message_retention_seconds}) need a visibility timeout of ${local.visibility_timeout_seconds} s (at most 43200) and ${local.max_receive_count} receives (at most 1000)."
+    }
+  }
+}
+
+# Both queues refuse every request not made over TLS, whoever makes it.
+data "aws_iam_policy_document" "tls_only" {
+  for_each = {
+    this       = aws_sqs_queue.this.arn
+    deadletter = aws_sqs_queue.deadletter.arn
+  }
+
+  statement {
+    sid       = "DenyInsecureTransport"
+    effect    = "Deny"
+    actions   = ["sqs:*"]
+    resources = [each.value]
+
+    principals {
+      type        = "*"
+      identifiers = ["*"]
+    }
+
+    condition {
+      test     = "Bool"
+      variable = "aws:SecureTransport"
+      values   = ["false"]
+    }
+  }
+}
+
+resource "aws_sqs_queue_policy" "this" {
+  queue_url = aws_sqs_queue.this.id
+  policy    = data.aws_iam_policy_document.tls_only["this"].json
+}
+
+resource "aws_sqs_queue_policy" "deadletter" {
+  queue_url = aws_sqs_queue.deadletter.id
+  policy    = data.aws_iam_policy_document.tls_only["deadletter"].json
 }
 
 # Only the click DLQ may redrive into its deadletter queue.
@@ -51,6 +104,12 @@ resource "aws_lambda_event_source_mapping" "this" {
   batch_size                         = var.batch_size
   maximum_batching_window_in_seconds = var.maximum_batching_window_seconds
   function_response_types            = ["ReportBatchItemFailures"]
+
+  # Replay shares the account's concurrency (and the bus) with the resolver: during an
+  # outage it must not take more than this many concurrent executions.
+  scaling_config {
+    maximum_concurrency = var.maximum_concurrency
+  }
 
   lifecycle {
     precondition {

@@ -29,6 +29,11 @@ output "deadletter_name" {
 }
 
 output "visibility_timeout_seconds" {
-  description = "Visibility timeout of the click DLQ in seconds (6 times the replay function's timeout)."
+  description = "Visibility timeout of the click DLQ in seconds (at least 6 times the replay function's timeout)."
   value       = aws_sqs_queue.this.visibility_timeout_seconds
+}
+
+output "max_receive_count" {
+  description = "maxReceiveCount of the click DLQ's redrive policy: receives × visibility timeout cover the message retention, so a click leaves for the deadletter queue only after its retention."
+  value       = local.max_receive_count
 }

@@ -14,23 +14,12 @@ variable "replay_function_name" {
 }
 
 variable "replay_timeout_seconds" {
-  description = "Timeout of the replay function in seconds; the click DLQ's visibility timeout is 6 times this (the AWS recommendation for Lambda event sources)."
+  description = "Timeout of the replay function in seconds; the click DLQ's visibility timeout is at least 6 times this (the AWS recommendation for Lambda event sources)."
   type        = number
 
   validation {
     condition     = var.replay_timeout_seconds >= 1 && var.replay_timeout_seconds <= 900 && floor(var.replay_timeout_seconds) == var.replay_timeout_seconds
     error_message = "The replay timeout must be a whole number of seconds between 1 and 900 (the Lambda maximum)."
-  }
-}
-
-variable "max_receive_count" {
-  description = "Receives of a message from the click DLQ before SQS moves it to the deadletter queue (the redrive policy's maxReceiveCount)."
-  type        = number
-  default     = 5
-
-  validation {
-    condition     = var.max_receive_count >= 1 && var.max_receive_count <= 1000 && floor(var.max_receive_count) == var.max_receive_count
-    error_message = "maxReceiveCount must be a whole number between 1 and 1000."
   }
 }
 
@@ -75,5 +64,15 @@ variable "maximum_batching_window_seconds" {
   validation {
     condition     = var.maximum_batching_window_seconds >= 0 && var.maximum_batching_window_seconds <= 300 && floor(var.maximum_batching_window_seconds) == var.maximum_batching_window_seconds
     error_message = "The batching window must be a whole number of seconds between 0 and 300."
+  }
+}
+
+variable "maximum_concurrency" {
+  description = "Most concurrent replay invocations the event source mapping starts (2-1000): replay shares the account's concurrency and the bus with the resolver."
+  type        = number
+
+  validation {
+    condition     = var.maximum_concurrency >= 2 && var.maximum_concurrency <= 1000 && floor(var.maximum_concurrency) == var.maximum_concurrency
+    error_message = "maximum_concurrency must be a whole number between 2 and 1000."
   }
 }

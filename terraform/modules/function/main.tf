@@ -60,6 +60,9 @@ resource "aws_lambda_function" "this" {
   timeout          = var.timeout_seconds
   memory_size      = var.memory_mb
 
+  # -1: no reservation (the account's unreserved pool).
+  reserved_concurrent_executions = var.reserved_concurrent_executions
+
   environment {
     variables = var.environment_variables
   }

@@ -29,3 +29,8 @@ output "log_group_name" {
   description = "Name of the function's CloudWatch log group."
   value       = aws_cloudwatch_log_group.this.name
 }
+
+output "reserved_concurrent_executions" {
+  description = "Concurrency reserved for the function; -1 for none (the concurrency alarm compares with it)."
+  value       = var.reserved_concurrent_executions
+}

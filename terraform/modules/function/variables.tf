@@ -91,3 +91,14 @@ variable "policy_statements" {
     error_message = "Each statement needs explicit resources; \"*\" is not allowed."
   }
 }
+
+variable "reserved_concurrent_executions" {
+  description = "Concurrency reserved for the function (and its ceiling); -1 for none, sharing the account's unreserved pool."
+  type        = number
+  default     = -1
+
+  validation {
+    condition     = var.reserved_concurrent_executions >= -1 && floor(var.reserved_concurrent_executions) == var.reserved_concurrent_executions
+    error_message = "reserved_concurrent_executions must be -1 (none) or a whole number >= 0."
+  }
+}

@@ -11,6 +11,12 @@ locals {
     function_name => invoke_arns[0]
   }
 
+  # "GET /links/{token}" => "GET/links/*": the method and path part of the
+  # execute-api ARN of a route, a path parameter matching any value.
+  route_arn_paths = {
+    for key in keys(var.routes) : key => replace(replace(key, " /", "/"), "/\\{[^}]+\\}/", "*")
+  }
+
   # The domain name and its mapping exist as soon as a name and a certificate are
   # given, so the DNS record that discovery asks for has a target to point at
   # (resolver_custom_domain_target). Short URLs use the domain only once discovery
@@ -80,6 +86,9 @@ resource "aws_apigatewayv2_integration" "this" {
   integration_method     = "POST"
   integration_uri        = each.value
   payload_format_version = "2.0"
+  # Just above the function's own timeout: the function's budget decides, and a hung
+  # invocation never holds the visitor for API Gateway's default 30 s.
+  timeout_milliseconds = var.integration_timeout_milliseconds
 }
 
 resource "aws_apigatewayv2_route" "this" {
@@ -91,14 +100,18 @@ resource "aws_apigatewayv2_route" "this" {
   target             = "integrations/${aws_apigatewayv2_integration.this[each.value.function_name].id}"
 }
 
+# One permission per route, naming its method and path: the function can be invoked
+# through this API's routes only, never through a route added by hand. A path
+# parameter ({token}) becomes `*`, which matches the route whichever form API Gateway
+# puts in the source ARN; the stage is `*` (only $default exists).
 resource "aws_lambda_permission" "this" {
-  for_each = local.functions
+  for_each = var.routes
 
-  statement_id  = "AllowInvokeFrom-${var.name}"
+  statement_id  = substr("AllowInvoke-${var.name}-${trim(replace(each.key, "/[^A-Za-z0-9]+/", "-"), "-")}", 0, 100)
   action        = "lambda:InvokeFunction"
-  function_name = each.key
+  function_name = each.value.function_name
   principal     = "apigateway.amazonaws.com"
-  source_arn    = "${aws_apigatewayv2_api.this.execution_arn}/*/*"
+  source_arn    = "${aws_apigatewayv2_api.this.execution_arn}/*/${local.route_arn_paths[each.key]}"
 }
 
 resource "aws_apigatewayv2_domain_name" "this" {

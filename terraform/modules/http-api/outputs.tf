@@ -27,3 +27,8 @@ output "custom_domain_hosted_zone_id" {
   description = "Route 53 hosted zone ID of the custom domain's target, for an alias record; \"\" when no custom domain is created."
   value       = try(aws_apigatewayv2_domain_name.this[0].domain_name_configuration[0].hosted_zone_id, "")
 }
+
+output "access_log_group_name" {
+  description = "Name of the API's access log group (one JSON line per request; the saved Logs Insights queries read it)."
+  value       = aws_cloudwatch_log_group.access.name
+}

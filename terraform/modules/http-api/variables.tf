@@ -90,3 +90,13 @@ variable "custom_domain_certificate_arn" {
     error_message = "custom_domain_certificate_arn must be empty or an ACM certificate ARN."
   }
 }
+
+variable "integration_timeout_milliseconds" {
+  description = "Timeout of the Lambda integrations in milliseconds (50-30000): set just above the functions' timeout, so a slow invocation fails at the function's budget instead of API Gateway's default 30 s."
+  type        = number
+
+  validation {
+    condition     = var.integration_timeout_milliseconds >= 50 && var.integration_timeout_milliseconds <= 30000 && floor(var.integration_timeout_milliseconds) == var.integration_timeout_milliseconds
+    error_message = "The integration timeout must be a whole number of milliseconds between 50 and 30000."
+  }
+}

@@ -11,8 +11,10 @@ locals {
   # `linoone discover` proved DNS routes it to the resolver (custom_domain_routable);
   # otherwise it is the real API Gateway resolver endpoint, never a placeholder.
   # See rules/infrastructure-discovery.md.
+  # With the cdn option on, the resolver's public entry point is the CloudFront
+  # distribution (behind WAF), a real endpoint too: short URLs must not bypass it.
   custom_domain_enabled = var.custom_domain_routable && var.custom_domain_name != ""
-  resolver_base_url     = local.custom_domain_enabled ? "https://${var.custom_domain_name}" : module.resolver_api.api_endpoint
+  resolver_base_url     = local.custom_domain_enabled ? "https://${var.custom_domain_name}" : (var.cdn_enabled ? one(module.cdn[*].url) : module.resolver_api.api_endpoint)
 
   common_environment = {
     LINOONE_ENVIRONMENT = var.environment
@@ -27,6 +29,12 @@ locals {
   # come from: a parameter's `value` attribute is sensitive and would hide the whole
   # environment in plans. The deny list (read again every 30 s) and the idempotency
   # secret (put out of band) are not Terraform's values and are left out.
+  # The Persist routes each function may call: resolve only looks up
+  # (POST /persist/gremlin); issue also ingests. persist_api_execution_arn ends with
+  # /persist/* (validated).
+  persist_gremlin_arn = "${trimsuffix(var.persist_api_execution_arn, "*")}gremlin"
+  persist_ingest_arn  = "${trimsuffix(var.persist_api_execution_arn, "*")}ingest"
+
   issue_config_revision   = sha256(join("\n", [var.persist_url, local.resolver_base_url]))
   resolve_config_revision = sha256(join("\n", [var.persist_url]))
 }
@@ -92,7 +100,7 @@ module "click_dlq" {
   name                   = "${local.name}-click-dlq"
   replay_function_name   = module.replay.function_name
   replay_timeout_seconds = module.replay.timeout_seconds
-  max_receive_count      = var.click_dlq_max_receive_count
+  maximum_concurrency    = var.replay_maximum_concurrency
 }
 
 # --- functions -----------------------------------------------------------------------
@@ -121,7 +129,7 @@ module "issue" {
     {
       sid       = "InvokePersist"
       actions   = ["execute-api:Invoke"]
-      resources = [var.persist_api_execution_arn]
+      resources = [local.persist_gremlin_arn, local.persist_ingest_arn]
     },
     {
       sid       = "ReadConfig"
@@ -142,9 +150,13 @@ module "resolve" {
 
   name               = "${local.name}-resolve"
   filename           = "${var.artifacts_dir}/resolve.zip"
-  timeout_seconds    = var.api_timeout_seconds
+  timeout_seconds    = var.resolve_timeout_seconds
   memory_mb          = var.function_memory_mb
   log_retention_days = var.log_retention_days
+
+  # Visitors keep being redirected when something else in the account (replay during
+  # an outage, another service) takes the pool; sizing: terraform/README.md.
+  reserved_concurrent_executions = var.resolve_reserved_concurrency
 
   environment_variables = merge(local.common_environment, {
     LINOONE_PERSIST_URL_PARAM       = aws_ssm_parameter.persist_url.name
@@ -153,6 +165,7 @@ module "resolve" {
     LINOONE_EVENT_BUS               = module.event_bus.arn
     LINOONE_CLICK_DLQ_URL           = module.click_dlq.queue_url
     LINOONE_PUBLISH_TIMEOUT         = var.publish_timeout
+    LINOONE_DLQ_TIMEOUT             = var.dlq_timeout
     LINOONE_METRICS_NAMESPACE       = var.metrics_namespace
     LINOONE_DENYLIST_PARAM          = aws_ssm_parameter.denylist.name
     LINOONE_CONFIG_REVISION         = local.resolve_config_revision
@@ -160,9 +173,10 @@ module "resolve" {
 
   policy_statements = [
     {
+      # Lookups only: the resolver never writes to Persist.
       sid       = "InvokePersist"
       actions   = ["execute-api:Invoke"]
-      resources = [var.persist_api_execution_arn]
+      resources = [local.persist_gremlin_arn]
     },
     {
       sid       = "ReadConfig"
@@ -215,10 +229,12 @@ module "replay" {
 module "resolver_api" {
   source = "../http-api"
 
-  name                   = "${local.name}-resolver"
-  log_retention_days     = var.log_retention_days
-  throttling_burst_limit = var.resolver_throttling_burst_limit
-  throttling_rate_limit  = var.resolver_throttling_rate_limit
+  name               = "${local.name}-resolver"
+  log_retention_days = var.log_retention_days
+  # One second above the resolve function's timeout: its budget decides.
+  integration_timeout_milliseconds = (var.resolve_timeout_seconds + 1) * 1000
+  throttling_burst_limit           = var.resolver_throttling_burst_limit
+  throttling_rate_limit            = var.resolver_throttling_rate_limit
 
   # HEAD /{token} answers as GET without recording a click (openapi.yaml,
   # x-linoone-also-head).
@@ -240,18 +256,40 @@ module "resolver_api" {
     }
   }
 
-  custom_domain_name            = var.custom_domain_name
-  custom_domain_routable        = var.custom_domain_routable
-  custom_domain_certificate_arn = var.custom_domain_certificate_arn
+  custom_domain_name     = var.custom_domain_name
+  custom_domain_routable = var.custom_domain_routable
+  # With the cdn option the distribution serves the custom domain, not API Gateway.
+  custom_domain_certificate_arn = var.cdn_enabled ? "" : var.custom_domain_certificate_arn
+}
+
+# Optional edge protection (off by default): CloudFront in front of the resolver with a
+# WAF rate-based rule per client IP. Cost and the custom-domain interplay with
+# `linoone discover`: terraform/README.md, "Edge protection (cdn)".
+module "cdn" {
+  source = "../cdn"
+  count  = var.cdn_enabled ? 1 : 0
+
+  providers = {
+    aws           = aws
+    aws.us_east_1 = aws.us_east_1
+  }
+
+  name                     = "${local.name}-resolver"
+  resolver_api_endpoint    = module.resolver_api.api_endpoint
+  rate_limit_per_5_minutes = var.cdn_rate_limit_per_5_minutes
+  custom_domain_name       = var.custom_domain_name
+  certificate_arn          = var.cdn_certificate_arn
 }
 
 module "management_api" {
   source = "../http-api"
 
-  name                   = "${local.name}-management"
-  log_retention_days     = var.log_retention_days
-  throttling_burst_limit = var.management_throttling_burst_limit
-  throttling_rate_limit  = var.management_throttling_rate_limit
+  name               = "${local.name}-management"
+  log_retention_days = var.log_retention_days
+  # One second above the issue function's timeout, within API Gateway's 30 s.
+  integration_timeout_milliseconds = min(30000, (var.api_timeout_seconds + 1) * 1000)
+  throttling_burst_limit           = var.management_throttling_burst_limit
+  throttling_rate_limit            = var.management_throttling_rate_limit
 
   # Issuance, inspection and stats are SigV4-signed (AWS_IAM); the liveness probe is
   # public (it reveals nothing and load balancers/monitors cannot sign), and so is the
@@ -307,11 +345,55 @@ module "alarms" {
   click_dlq_name        = module.click_dlq.queue_name
   click_deadletter_name = module.click_dlq.deadletter_name
   resolver_api_id       = module.resolver_api.api_id
+  management_api_id     = module.management_api.api_id
   alarm_sns_topic_arn   = var.alarm_sns_topic_arn
+
+  # p99 well inside each function's timeout: the redirect's budget is a Persist
+  # lookup plus the click budget; issuance adds an ingest.
+  duration_p99_threshold_ms = {
+    resolve = 1000
+    issue   = 3000
+  }
+  reserved_concurrency = {
+    resolve = module.resolve.reserved_concurrent_executions
+  }
 
   function_names = {
     issue   = module.issue.function_name
     resolve = module.resolve.function_name
     replay  = module.replay.function_name
+  }
+}
+
+# --- dashboard and saved log queries ---------------------------------------------------
+
+module "dashboard" {
+  source = "../dashboard"
+
+  name                  = local.name
+  environment           = var.environment
+  metrics_namespace     = var.metrics_namespace
+  resolver_api_id       = module.resolver_api.api_id
+  management_api_id     = module.management_api.api_id
+  click_dlq_name        = module.click_dlq.queue_name
+  click_deadletter_name = module.click_dlq.deadletter_name
+  alarm_arns            = values(module.alarms.alarm_arns)
+
+  function_names = {
+    issue   = module.issue.function_name
+    resolve = module.resolve.function_name
+    replay  = module.replay.function_name
+  }
+  log_group_names = {
+    issue   = module.issue.log_group_name
+    resolve = module.resolve.log_group_name
+    replay  = module.replay.log_group_name
+  }
+  access_log_group_names = {
+    resolver   = module.resolver_api.access_log_group_name
+    management = module.management_api.access_log_group_name
+  }
+  reserved_concurrency = {
+    resolve = module.resolve.reserved_concurrent_executions
   }
 }

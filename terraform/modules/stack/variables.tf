@@ -34,6 +34,13 @@ variable "persist_api_execution_arn" {
     condition     = can(regex("^arn:aws[a-z-]*:execute-api:[a-z0-9-]+:[0-9]{12}:[a-z0-9]+/[^\\s]+$", var.persist_api_execution_arn))
     error_message = "persist_api_execution_arn must be an execute-api ARN naming one API (arn:aws:execute-api:<region>:<account>:<api-id>/<stage>/<method>/<path>)."
   }
+
+  # The stack grants each function only the Persist routes it calls (resolve:
+  # .../persist/gremlin; issue: also .../persist/ingest), derived from this pattern.
+  validation {
+    condition     = endswith(var.persist_api_execution_arn, "/POST/persist/*")
+    error_message = "persist_api_execution_arn must end with /POST/persist/* (the stack derives .../persist/gremlin and .../persist/ingest from it)."
+  }
 }
 
 variable "persist_inline_literals" {
@@ -82,7 +89,7 @@ variable "log_retention_days" {
 }
 
 variable "publish_timeout" {
-  description = "How long the resolver waits for EventBridge PutEvents before dead-lettering the click fact, as a Go duration (`LINOONE_PUBLISH_TIMEOUT`)."
+  description = "How long the resolver waits for EventBridge PutEvents before dead-lettering the click fact, as a Go duration (`LINOONE_PUBLISH_TIMEOUT`). With dlq_timeout it is the click budget a degraded bus adds to a redirect."
   type        = string
 
   validation {
@@ -97,13 +104,29 @@ variable "publish_timeout" {
   }
 }
 
+variable "dlq_timeout" {
+  description = "How long the resolver waits for SQS SendMessage to the click DLQ before logging the click fact whole, as a Go duration (`LINOONE_DLQ_TIMEOUT`). With publish_timeout it is the click budget a degraded bus adds to a redirect."
+  type        = string
+
+  validation {
+    # A Go duration above 0 and at most 1m, as the functions take it (a value they
+    # refuse would stop every resolve function at its start).
+    condition = can(regex("^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$", var.dlq_timeout)) && try(alltrue([
+      for ms in [sum([for p in regexall("([0-9]+(?:\\.[0-9]+)?)(ns|us|µs|ms|s|m|h)", var.dlq_timeout) :
+      tonumber(p[0]) * { ns = 1e-6, us = 1e-3, "µs" = 1e-3, ms = 1, s = 1000, m = 60000, h = 3600000 }[p[1]]])] :
+      ms > 0 && ms <= 60000
+    ]), false)
+    error_message = "dlq_timeout must be a Go duration above 0 and at most 1m, such as 500ms or 1.5s."
+  }
+}
+
 variable "metrics_namespace" {
   description = "CloudWatch namespace of the functions' EMF metrics (`LINOONE_METRICS_NAMESPACE`) and of their alarms."
   type        = string
 }
 
 variable "api_timeout_seconds" {
-  description = "Timeout of the issue and resolve functions in seconds (below API Gateway's 30 s integration limit)."
+  description = "Timeout of the issue function in seconds (below API Gateway's 30 s integration limit); the management API's integration timeout is one second more."
   type        = number
 
   validation {
@@ -113,7 +136,7 @@ variable "api_timeout_seconds" {
 }
 
 variable "replay_timeout_seconds" {
-  description = "Timeout of the replay function in seconds; the click DLQ's visibility timeout is 6 times this."
+  description = "Timeout of the replay function in seconds; the click DLQ's visibility timeout is at least 6 times this."
   type        = number
 }
 
@@ -122,8 +145,28 @@ variable "function_memory_mb" {
   type        = number
 }
 
-variable "click_dlq_max_receive_count" {
-  description = "Failed replays of a click fact before SQS moves it to the deadletter queue (maxReceiveCount)."
+variable "resolve_timeout_seconds" {
+  description = "Timeout of the resolve function in seconds: a Persist lookup (LINOONE_PERSIST_TIMEOUT) plus the click budget (publish and dead-letter timeouts), so a hung dependency fails fast; the resolver API's integration timeout is one second more."
+  type        = number
+
+  validation {
+    condition     = var.resolve_timeout_seconds >= 1 && var.resolve_timeout_seconds <= 10 && floor(var.resolve_timeout_seconds) == var.resolve_timeout_seconds
+    error_message = "resolve_timeout_seconds must be a whole number between 1 and 10."
+  }
+}
+
+variable "resolve_reserved_concurrency" {
+  description = "Concurrency reserved for the resolve function, -1 for none: at least the resolver's peak requests per second × its p99 duration in seconds (terraform/README.md, \"Sizing Resolve's concurrency\"); the concurrency alarm fires at 80 % of it."
+  type        = number
+
+  validation {
+    condition     = var.resolve_reserved_concurrency >= -1 && floor(var.resolve_reserved_concurrency) == var.resolve_reserved_concurrency
+    error_message = "resolve_reserved_concurrency must be -1 (none) or a whole number >= 0."
+  }
+}
+
+variable "replay_maximum_concurrency" {
+  description = "Most concurrent replay invocations (the click DLQ event source mapping's maximum_concurrency, 2-1000): replay must not take the resolver's concurrency or flood a recovering bus."
   type        = number
 }
 
@@ -149,5 +192,20 @@ variable "management_throttling_rate_limit" {
 
 variable "alarm_sns_topic_arn" {
   description = "SNS topic notified by the alarms; \"\" for alarms without actions."
+  type        = string
+}
+
+variable "cdn_enabled" {
+  description = "Put CloudFront with a WAF rate-based rule per client IP in front of the resolver (off by default; cost and custom-domain interplay in terraform/README.md, \"Edge protection (cdn)\")."
+  type        = bool
+}
+
+variable "cdn_rate_limit_per_5_minutes" {
+  description = "With cdn_enabled: requests one client IP may make in any 5 minutes before WAF blocks it (minimum 10)."
+  type        = number
+}
+
+variable "cdn_certificate_arn" {
+  description = "With cdn_enabled and a custom domain: an ACM certificate in us-east-1 covering custom_domain_name, for the distribution; \"\" for none."
   type        = string
 }

@@ -4,7 +4,9 @@ terraform {
   required_providers {
     aws = {
       source  = "hashicorp/aws"
-      version = ">= 5.40"
+      version = "~> 5.40"
+      # The cdn option's WAF web ACL lives in us-east-1 (CloudFront's region).
+      configuration_aliases = [aws.us_east_1]
     }
   }
 }
