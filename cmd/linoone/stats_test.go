@@ -30,7 +30,9 @@ func TestBar(t *testing.T) {
 }
 
 func TestPrintStats(t *testing.T) {
-	day := func(d int) openapi_types.Date { return openapi_types.Date{Time: time.Date(2026, 11, d, 0, 0, 0, 0, time.UTC)} }
+	day := func(d int) openapi_types.Date {
+		return openapi_types.Date{Time: time.Date(2026, 11, d, 0, 0, 0, 0, time.UTC)}
+	}
 	s := &management.LinkStats{Token: "7BTadEDkJ8", Clicks: 12, UniqueVisitors: 3, ByDay: []management.DayClicks{
 		{Date: day(1), Clicks: 8, Previews: 1, UniqueVisitors: 2},
 		{Date: day(2), Clicks: 0},
