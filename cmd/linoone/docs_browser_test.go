@@ -28,32 +28,10 @@ const chromiumPath = "/usr/bin/chromium"
 // and a full-page screenshot is saved as a test artifact: docs.png in
 // $LINOONE_TEST_ARTIFACTS, or in test-artifacts/ at the repository root.
 func TestDocsInBrowser(t *testing.T) {
-	testlayer.Skip(t, testlayer.Browser)
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Fatalf("the /docs browser test needs headless Chromium at %s (Debian package chromium): "+
-			"install it with `apt-get update && apt-get install -y chromium` (.ci/run does when it is missing): %v", chromiumPath, err)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("the /docs browser test needs Node.js 20 or later (README prerequisites): %v", err)
-	}
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "node_modules", "playwright-core", "package.json")); err != nil {
-		t.Fatalf("the /docs browser test needs the pinned playwright-core: run scripts/install-npm-tools.sh (make tools does): %v", err)
-	}
+	node, dir := needBrowser(t)
 	ops := specOperations(t)
 	opsJSON, err := json.Marshal(ops)
 	if err != nil {
-		t.Fatal(err)
-	}
-	dir := os.Getenv("LINOONE_TEST_ARTIFACTS")
-	if dir == "" {
-		dir = filepath.Join(root, "test-artifacts")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	shot, err := filepath.Abs(filepath.Join(dir, "docs.png"))
@@ -85,6 +63,37 @@ func TestDocsInBrowser(t *testing.T) {
 	}
 	t.Logf("%q shows all %d operations; requests: %v", report.Title, len(ops), report.Requests)
 	t.Logf("screenshot of /docs: %s", shot)
+}
+
+// needBrowser skips a browser test outside its layer and fails it when Chromium,
+// Node.js or playwright-core is missing. It returns node's path and the directory
+// for screenshots: $LINOONE_TEST_ARTIFACTS, or test-artifacts/ at the repository root.
+func needBrowser(t *testing.T) (node, artifacts string) {
+	t.Helper()
+	testlayer.Skip(t, testlayer.Browser)
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Fatalf("the browser tests need headless Chromium at %s (Debian package chromium): "+
+			"install it with `apt-get update && apt-get install -y chromium` (.ci/run does when it is missing): %v", chromiumPath, err)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("the browser tests need Node.js 20 or later (README prerequisites): %v", err)
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "node_modules", "playwright-core", "package.json")); err != nil {
+		t.Fatalf("the browser tests need the pinned playwright-core: run scripts/install-npm-tools.sh (make tools does): %v", err)
+	}
+	artifacts = os.Getenv("LINOONE_TEST_ARTIFACTS")
+	if artifacts == "" {
+		artifacts = filepath.Join(root, "test-artifacts")
+	}
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return node, artifacts
 }
 
 type specOperation struct {

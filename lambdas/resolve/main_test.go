@@ -94,6 +94,7 @@ func TestUnparsablePathIsNotFound(t *testing.T) {
 			t.Fatal(err)
 		}
 		ev.RawPath, ev.RequestContext.HTTP.Path = path, path
+		ev.Headers["accept"] = "application/json" // an API client; a browser gets the page (issue 41)
 		resp, err := h(context.Background(), ev)
 		if err != nil || resp.StatusCode != http.StatusNotFound || resp.Headers["Content-Type"] != "application/problem+json" {
 			t.Errorf("GET %q: %d %v %s, %v; want a 404 problem", path, resp.StatusCode, resp.Headers, resp.Body, err)
