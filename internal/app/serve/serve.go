@@ -138,5 +138,6 @@ func newManagement(cfg config.Serve, store shorturl.Store, pc *persist.Client, c
 	if err != nil {
 		return nil, err
 	}
-	return mgmtapi.NewManagement(mgmtapi.ManagementDeps{Issuer: issuer, Clicker: pc, Authenticator: verifier, Logger: log, Caller: sigv4.Caller})
+	deny, _ := screen.Screen.(mgmtapi.DenyList) // the file's *denylist.Holder
+	return mgmtapi.NewManagement(mgmtapi.ManagementDeps{Issuer: issuer, Clicker: pc, Lister: pc, DenyList: deny, Authenticator: verifier, Logger: log, Caller: sigv4.Caller})
 }

@@ -108,7 +108,7 @@ func (c *Code) layout(size, margin int) (scale, offset int, err error) {
 	if scale < 1 {
 		return 0, 0, fmt.Errorf("%w: %d modules with the quiet zone need at least %d pixels, asked %d", ErrTooSmall, total, total, size)
 	}
-	return scale, (size-scale*c.n)/2, nil
+	return scale, (size - scale*c.n) / 2, nil
 }
 
 // PNG draws the code as a size×size one-bit PNG.

@@ -2,7 +2,6 @@ package mgmtapi
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
@@ -58,11 +57,7 @@ func (s managementServer) GetLink(ctx context.Context, req management.GetLinkReq
 	if err != nil {
 		return nil, err
 	}
-	res := management.GetLink200JSONResponse{Token: string(l.Token), ShortURL: l.Path, TargetURL: l.Target}
-	if !l.CreatedAt.IsZero() {
-		res.CreatedAt = &l.CreatedAt
-	}
-	return res, nil
+	return management.GetLink200JSONResponse(s.linkOf(l)), nil
 }
 
 // GetLinkStats answers a token's clicks, all time and per day of a window.
@@ -93,18 +88,4 @@ func (s managementServer) GetLinkStats(ctx context.Context, req management.GetLi
 		res.ByDay[i] = management.DayClicks{Date: openapi_types.Date{Time: d.Day}, Clicks: d.Clicks, Previews: d.Previews}
 	}
 	return res, nil
-}
-
-// errNotYet answers the operations whose contract is in openapi.yaml but whose
-// handlers are still being written on this branch (issue 41).
-var errNotYet = errors.New("not implemented yet (issue 41)")
-
-// ListLinks is not implemented yet.
-func (s managementServer) ListLinks(context.Context, management.ListLinksRequestObject) (management.ListLinksResponseObject, error) {
-	return nil, errNotYet
-}
-
-// GetLinkQR is not implemented yet.
-func (s managementServer) GetLinkQR(context.Context, management.GetLinkQRRequestObject) (management.GetLinkQRResponseObject, error) {
-	return nil, errNotYet
 }

@@ -57,6 +57,8 @@ type Authenticator interface {
 type ManagementDeps struct {
 	Issuer        *shorturl.Issuer
 	Clicker       Clicker
+	Lister        Lister        // GET /links
+	DenyList      DenyList      // nil: no link is reported blocked
 	Authenticator Authenticator // nil: requests were authenticated upstream
 	Logger        *slog.Logger
 	// Caller is the identity of an authenticated request (the SigV4 access key id
@@ -67,6 +69,8 @@ type ManagementDeps struct {
 type managementServer struct {
 	issuer  *shorturl.Issuer
 	clicker Clicker
+	lister  Lister
+	deny    DenyList
 	log     *slog.Logger
 	docs    func() (apidocs.Page, error) // the HTML reference, rendered once
 	persist *httpapi.PersistWatch        // this API's own calls to Persist
@@ -85,7 +89,7 @@ func (s managementServer) observePersist(ctx context.Context, err error) {
 var _ management.StrictServerInterface = managementServer{}
 
 // NewManagement returns the SigV4-signed management API: POST /shorten,
-// GET /links/{token}, GET /links/{token}/stats, GET /healthz and the contract,
+// GET /links, GET /links/{token}, its /stats and /qr, GET /healthz and the contract,
 // GET /openapi.yaml and GET /docs. Every operation but healthz and the contract needs
 // a valid signature (403 otherwise, before anything else happens), and every request
 // is validated against openapi.yaml before it reaches the domain.
@@ -110,7 +114,7 @@ func NewManagement(d ManagementDeps) (http.Handler, error) {
 		ErrorHandlerWithOpts: validationProblem,
 	})
 	param, request, response := httpapi.ErrorHandlers(log, http.StatusNotFound)
-	strict := management.NewStrictHandlerWithOptions(managementServer{issuer: d.Issuer, clicker: d.Clicker, log: log, docs: sync.OnceValues(renderDocs), persist: &httpapi.PersistWatch{}},
+	strict := management.NewStrictHandlerWithOptions(managementServer{issuer: d.Issuer, clicker: d.Clicker, lister: d.Lister, deny: d.DenyList, log: log, docs: sync.OnceValues(renderDocs), persist: &httpapi.PersistWatch{}},
 		[]management.StrictMiddlewareFunc{withRequestHost, withCaller(d.Caller), withNoSniff},
 		management.StrictHTTPServerOptions{RequestErrorHandlerFunc: request, ResponseErrorHandlerFunc: response})
 	mux := http.NewServeMux()
@@ -118,7 +122,7 @@ func NewManagement(d ManagementDeps) (http.Handler, error) {
 		switch {
 		case path == "/shorten", path == "/shorten/batch":
 			return "POST"
-		case path == "/healthz", isLinkPath(path):
+		case path == "/healthz", path == "/links", isLinkPath(path):
 			// As the contract and the API Gateway routes: a HEAD finds no route (404).
 			return "GET"
 		}
@@ -134,12 +138,12 @@ func NewManagement(d ManagementDeps) (http.Handler, error) {
 func isHealth(r *http.Request) bool { return r.URL.Path == "/healthz" }
 
 // isLinkPath reports whether path has the shape of a route on a link,
-// /links/{token} or /links/{token}/stats, whatever the token: other paths under
+// /links/{token}, /links/{token}/stats or /links/{token}/qr, whatever the token: other paths under
 // /links/ name no resource (404), as on API Gateway, which has no route for them.
 func isLinkPath(path string) bool {
 	rest, ok := strings.CutPrefix(path, "/links/")
 	tok, sub, _ := strings.Cut(rest, "/")
-	return ok && tok != "" && (sub == "" && !strings.HasSuffix(rest, "/") || sub == "stats")
+	return ok && tok != "" && (sub == "" && !strings.HasSuffix(rest, "/") || sub == "stats" || sub == "qr")
 }
 
 type requestHostKey struct{}
