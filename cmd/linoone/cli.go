@@ -78,7 +78,7 @@ func parse(fs *flag.FlagSet, args []string, minArgs, maxArgs int) ([]string, err
 // positional names each command's positional argument, for the message that says
 // it is missing.
 var positional = map[string]string{
-	"shorten": "TARGET_URL", "inspect": "TOKEN|SHORT_URL", "stats": "TOKEN|SHORT_URL",
+	"shorten": "TARGET_URL", "inspect": "TOKEN|SHORT_URL", "stats": "TOKEN|SHORT_URL", "qr": "TOKEN|SHORT_URL",
 	"block": "RULE", "unblock": "RULE",
 }
 
@@ -161,6 +161,8 @@ var usages = map[string]string{
 	"blocked":          blockedUsage,
 	"capacity":         capacityUsage,
 	"inspect":          inspectUsage,
+	"links":            linksUsage,
+	"qr":               qrUsage,
 	"stats":            statsUsage,
 	"version":          versionUsage,
 	"discover":         discoverycli.Usage,

@@ -19,8 +19,9 @@ import (
 const inspectUsage = `usage: linoone inspect [--json] [--management-url URL] TOKEN|SHORT_URL
 
 Shows where a short URL goes without visiting it (no click is recorded): its token,
-short URL, target URL and, when Persist returns one, when Persist stored it. The
-request is signed like shorten's; with --json it prints the API's answer.
+short URL, target URL, when Persist stored it (when Persist returns it), and whether
+the deny list in force blocks it, by which rule. The request is signed like
+shorten's; with --json it prints the API's answer.
 
 example:
   linoone inspect 7BTadEDkJ8
@@ -57,8 +58,22 @@ func inspectCmd(ctx context.Context, args []string, getenv func(string) string, 
 		if l.CreatedAt != nil {
 			fmt.Fprintf(tw, "created_at\t%s\n", l.CreatedAt.UTC().Format(time.RFC3339Nano))
 		}
+		fmt.Fprintf(tw, "blocked\t%s\n", blockedText(l))
 		return tw.Flush()
 	})
+}
+
+// blockedText is the deny list's verdict on a link as inspect and links print it:
+// "no", or "yes: <kind> rule <rule> (line N)".
+func blockedText(l *management.Link) string {
+	if !l.Blocked || l.BlockRule == nil {
+		return "no"
+	}
+	s := fmt.Sprintf("yes: %s rule %s", l.BlockRule.Kind, tty.Printable(l.BlockRule.Rule))
+	if l.BlockRule.Line != nil {
+		s += fmt.Sprintf(" (line %d)", *l.BlockRule.Line)
+	}
+	return s
 }
 
 // managementURLFlag is the --management-url flag of every command that calls the

@@ -43,7 +43,9 @@ const usage = `usage: linoone <command> [arguments]
 commands:
   serve                 run resolver (:8080), management API (:8081) and local Persist (:8082)
   shorten URL           issue a short URL; prints it
-  inspect TOKEN|URL     where a short URL goes and when it was stored (no click)
+  inspect TOKEN|URL     where a short URL goes, when it was stored, whether it is blocked (no click)
+  links [--query Q]     list short URLs, newest first, and search them
+  qr TOKEN|URL          print a short URL's QR code in the terminal (--svg/--png FILE)
   stats TOKEN|URL       clicks per UTC day (default the last 30) and of all time
   status                whether serve answers, and the clicks waiting for delivery or in the DLQ
   dlq                   list click facts waiting in the local click DLQ
@@ -85,6 +87,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = shortenCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "inspect":
 		err = inspectCmd(ctx, args[1:], getenv, stdout)
+	case "links":
+		err = linksCmd(ctx, args[1:], getenv, stdout)
+	case "qr":
+		err = qrCmd(ctx, args[1:], getenv, stdout)
 	case "stats":
 		err = statsCmd(ctx, args[1:], getenv, stdout)
 	case "consume":

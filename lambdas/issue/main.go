@@ -59,7 +59,7 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	// API Gateway verified the SigV4 signature (AWS_IAM) before invoking us.
-	h, err := mgmtapi.NewManagement(mgmtapi.ManagementDeps{Issuer: issuer, Clicker: store, Logger: log, Caller: callerARN})
+	h, err := mgmtapi.NewManagement(mgmtapi.ManagementDeps{Issuer: issuer, Clicker: store, Lister: store, DenyList: deny, Logger: log, Caller: callerARN})
 	if err != nil {
 		return nil, fmt.Errorf("management api: %w", err)
 	}

@@ -107,7 +107,8 @@ type shape struct {
 // openapi.yaml (TestShapesAreTheSpecs keeps them in step with it).
 var shapes = map[string]shape{
 	"ShortURL":      {members: []string{"token", "short_url"}},
-	"Link":          {members: []string{"token", "short_url", "target_url"}},
+	"Link":          {members: []string{"token", "short_url", "target_url", "blocked"}},
+	"LinkPage":      {members: []string{"items"}, items: map[string]string{"items": "Link"}},
 	"LinkStats":     {members: []string{"token", "clicks", "unique_visitors", "by_day"}, items: map[string]string{"by_day": "DayClicks"}},
 	"DayClicks":     {members: []string{"date", "clicks", "previews", "unique_visitors"}},
 	"BatchResponse": {members: []string{"results"}},
@@ -156,3 +157,7 @@ func problemError(a Answer) error {
 func problemText(status int, p management.Problem) string {
 	return fmt.Sprintf("%d %s: %s (%s)", status, tty.Printable(p.Title), tty.Printable(p.Detail), tty.Printable(p.Type))
 }
+
+// Refused is the error of an answer that is not the one asked for: the problem's
+// words when it has some, or what came back.
+func Refused(a Answer) error { return problemError(a) }

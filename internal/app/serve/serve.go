@@ -142,6 +142,5 @@ func newManagement(cfg config.Serve, store shorturl.Store, pc *persist.Client, c
 	if err != nil {
 		return nil, err
 	}
-	return mgmtapi.NewManagement(mgmtapi.ManagementDeps{Issuer: issuer, Clicker: pc, Authenticator: verifier, Logger: log, Caller: sigv4.Caller,
-		DenyList: func() interface{ Malformed() int } { return deny.List() }})
+	return mgmtapi.NewManagement(mgmtapi.ManagementDeps{Issuer: issuer, Clicker: pc, Lister: pc, DenyList: deny, Authenticator: verifier, Logger: log, Caller: sigv4.Caller})
 }

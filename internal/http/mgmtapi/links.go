@@ -57,11 +57,7 @@ func (s managementServer) GetLink(ctx context.Context, req management.GetLinkReq
 	if err != nil {
 		return nil, err
 	}
-	res := management.GetLink200JSONResponse{Token: string(l.Token), ShortURL: l.Path, TargetURL: l.Target}
-	if !l.CreatedAt.IsZero() {
-		res.CreatedAt = &l.CreatedAt
-	}
-	return res, nil
+	return management.GetLink200JSONResponse(s.linkOf(l)), nil
 }
 
 // GetLinkStats answers a token's clicks, all time and per day of a window.

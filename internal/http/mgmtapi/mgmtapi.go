@@ -59,23 +59,23 @@ type Authenticator interface {
 type ManagementDeps struct {
 	Issuer        *shorturl.Issuer
 	Clicker       Clicker
+	Lister        Lister        // GET /links
+	DenyList      DenyList      // nil: no link is reported blocked
 	Authenticator Authenticator // nil: requests were authenticated upstream
 	Logger        *slog.Logger
 	// Caller is the identity of an authenticated request (the SigV4 access key id
 	// locally, the IAM principal ARN on AWS); it derives idempotent tokens only.
 	Caller func(*http.Request) string
-	// DenyList is the deny list in force, for /healthz's count of malformed lines
-	// (nil: none to report).
-	DenyList func() interface{ Malformed() int }
 }
 
 type managementServer struct {
 	issuer  *shorturl.Issuer
 	clicker Clicker
+	lister  Lister
+	deny    DenyList
 	log     *slog.Logger
 	docs    func() (apidocs.Page, error) // the HTML reference, rendered once
 	persist *httpapi.PersistWatch        // this API's own calls to Persist
-	deny    func() interface{ Malformed() int }
 }
 
 // observePersist notes, for GET /healthz, err: the outcome of an operation's call into
@@ -91,7 +91,7 @@ func (s managementServer) observePersist(ctx context.Context, err error) {
 var _ management.StrictServerInterface = managementServer{}
 
 // NewManagement returns the SigV4-signed management API: POST /shorten,
-// GET /links/{token}, GET /links/{token}/stats, GET /healthz and the contract,
+// GET /links, GET /links/{token}, its /stats and /qr, GET /healthz and the contract,
 // GET /openapi.yaml and GET /docs. Every operation but healthz and the contract needs
 // a valid signature (403 otherwise, before anything else happens), and every request
 // is validated against openapi.yaml before it reaches the domain.
@@ -116,7 +116,7 @@ func NewManagement(d ManagementDeps) (http.Handler, error) {
 		ErrorHandlerWithOpts: validationProblem,
 	})
 	param, request, response := httpapi.ErrorHandlers(log, http.StatusNotFound)
-	strict := management.NewStrictHandlerWithOptions(managementServer{issuer: d.Issuer, clicker: d.Clicker, log: log, docs: sync.OnceValues(renderDocs), persist: &httpapi.PersistWatch{}, deny: d.DenyList},
+	strict := management.NewStrictHandlerWithOptions(managementServer{issuer: d.Issuer, clicker: d.Clicker, lister: d.Lister, deny: d.DenyList, log: log, docs: sync.OnceValues(renderDocs), persist: &httpapi.PersistWatch{}},
 		[]management.StrictMiddlewareFunc{withRequestHost, withCaller(d.Caller), withNoSniff},
 		management.StrictHTTPServerOptions{RequestErrorHandlerFunc: request, ResponseErrorHandlerFunc: response})
 	mux := http.NewServeMux()
@@ -124,7 +124,7 @@ func NewManagement(d ManagementDeps) (http.Handler, error) {
 		switch {
 		case path == "/shorten", path == "/shorten/batch":
 			return "POST"
-		case isLinkPath(path):
+		case path == "/healthz", path == "/links", isLinkPath(path):
 			// As the contract and the API Gateway routes: a HEAD finds no route (404).
 			return "GET"
 		}
@@ -140,12 +140,12 @@ func NewManagement(d ManagementDeps) (http.Handler, error) {
 func isHealth(r *http.Request) bool { return r.URL.Path == "/healthz" }
 
 // isLinkPath reports whether path has the shape of a route on a link,
-// /links/{token} or /links/{token}/stats, whatever the token: other paths under
+// /links/{token}, /links/{token}/stats or /links/{token}/qr, whatever the token: other paths under
 // /links/ name no resource (404), as on API Gateway, which has no route for them.
 func isLinkPath(path string) bool {
 	rest, ok := strings.CutPrefix(path, "/links/")
 	tok, sub, _ := strings.Cut(rest, "/")
-	return ok && tok != "" && (sub == "" && !strings.HasSuffix(rest, "/") || sub == "stats")
+	return ok && tok != "" && (sub == "" && !strings.HasSuffix(rest, "/") || sub == "stats" || sub == "qr")
 }
 
 type requestHostKey struct{}
@@ -316,7 +316,7 @@ func (s managementServer) GetHealth(ctx context.Context, _ management.GetHealthR
 		degraded = append(degraded, httpapi.HealthPersist)
 	}
 	if s.deny != nil {
-		n := s.deny().Malformed()
+		n := s.deny.List().Malformed()
 		h.DenyListMalformed = &n
 		if n > 0 { // a takedown the operator believes in force may be one of them
 			degraded = append(degraded, "deny-list")

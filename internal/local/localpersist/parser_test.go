@@ -142,7 +142,7 @@ var rejectedScripts = []struct {
 	{"has three arguments", "g.V().has('short_url', 'k', 'v')", "has() takes 2 arguments (key, value), got 3"},
 	{"has integer key", "g.V().has(1, 'v')", "has() expects a string here, got integer 1"},
 	{"has predicate", "g.V().has('k', P.eq('x'))", "P.… is not supported"},
-	{"has unsupported predicate", "g.V().has('k', between('a', 'b'))", "has() takes a value or one of the predicates eq, neq, gt, gte, lt, lte, within here, found between('a','b')"},
+	{"has unsupported predicate", "g.V().has('k', between('a', 'b'))", "has() takes a value or one of the predicates eq, neq, gt, gte, lt, lte, regex, within here, found between('a','b')"},
 	{"has predicate of a traversal", "g.V().has('k', __.gte('x'))", "has() expects a string, integer or boolean here, found an anonymous traversal"},
 	{"has predicate, two arguments", "g.V().has('k', gte('x', 'y'))", "gte() takes 1 argument, got 2"},
 	{"has predicate, unbound", "g.V().has('k', lt(until))", "unbound variable until"},
@@ -183,7 +183,9 @@ var rejectedScripts = []struct {
 	{"triple quotes", "g.V().has('k', '''x''')", "triple-quoted strings are not supported"},
 	{"comment", "g.V() // all", "comments are not supported"},
 	{"unexpected character", "g.V().has('k', @x)", "unexpected character '@'"},
-	{"position on a later line", "g.V()\n  .hasLabel('a')\n  .drop()", "step drop() is not supported (supported steps: hasLabel, has, limit, count, dedup, values, outE, inE, id, label, project/by, group/by, groupCount/by) at line 3, column 4"},
+	{"position on a later line", "g.V()
+  .hasLabel('a')
+  .drop()", "step drop() is not supported (supported steps: hasLabel, has, or, limit, count, dedup, values, outE, inE, id, label, order/by, project/by, group/by, groupCount/by) at line 3, column 4"},
 	{"outE on an integer", "g.V().count().outE('x')", "outE() applies to vertices, found an integer"},
 	{"values on an integer", "g.V().count().values('k')", "values() applies to vertices and edges, found an integer"},
 	{"project on an integer", "g.V().count().project('a').by('k')", "project() applies to vertices and edges, found an integer"},
