@@ -159,6 +159,7 @@ var usages = map[string]string{
 	"unblock":          unblockUsage,
 	"blocked":          blockedUsage,
 	"capacity":         capacityUsage,
+	"smoke":            smokeUsage,
 	"inspect":          inspectUsage,
 	"stats":            statsUsage,
 	"version":          versionUsage,
