@@ -16,6 +16,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/smithy-go/logging"
 
 	"github.com/linoone/linoone/internal/app/config"
 	"github.com/linoone/linoone/internal/app/datadir"
@@ -52,7 +53,7 @@ func ResolveSigning(ctx context.Context, cfg config.Shorten, management, region 
 			return static(creds, or(region, cfg.Region), "the pair serve wrote to "+file), nil
 		}
 	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithLogger(logging.Nop{})) // its warnings would interleave with the report
 	if err != nil {
 		return Signing{}, fmt.Errorf("AWS default configuration: %w", err)
 	}
