@@ -56,7 +56,7 @@ func capacityCmd(args []string, stdout, stderr io.Writer) int {
 	jsonOut := fl.Bool("json", false, "write JSON")
 	var sets setFlags
 	fl.Var(&sets, "set", "override a figure, name=value or name=unknown (repeatable; see docs/capacity.md)")
-	fromSmoke := fl.String("from-smoke", "", "set the latencies `linoone smoke --json` measured, from FILE")
+	fromSmoke := fl.String("from-smoke", "", "set the latencies that `FILE`, the output of linoone smoke --json, holds")
 	if _, err := parse(fl, args, 0, 0); err != nil {
 		return commandResult("capacity", err, stdout, stderr)
 	}

@@ -56,7 +56,7 @@ commands:
   blocked [--check URL] list the deny list's rules, or say whether URL is blocked and by which rule
   discover --domain D   infrastructure discovery for a custom domain (read-only, AWS)
   capacity [--avg N …]  capacity, latency and cost model of the AWS deployment (docs/capacity.md)
-  smoke --from-terraform DIR  check a deployed environment from outside and time its redirects
+  smoke …               check a deployed environment from outside (--from-terraform DIR); time it
   version               module version and VCS revision of this build
 
 'linoone <command> -h' describes a command; flags may come before or after arguments.

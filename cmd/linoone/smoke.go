@@ -40,9 +40,9 @@ example:
 // smokeCmd runs linoone smoke: the work is internal/app/smoke's.
 func smokeCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	fs := newFlags("smoke")
-	tfDir := fs.String("from-terraform", "", "read resolver_url and management_url from `terraform output -json` in DIR")
-	resolver := fs.String("resolver", "", "resolver base URL (instead of --from-terraform)")
-	management := fs.String("management", "", "management API base URL (instead of --from-terraform)")
+	tfDir := fs.String("from-terraform", "", "read resolver_url and management_url from terraform output -json in `DIR`")
+	resolver := fs.String("resolver", "", "resolver base `URL` (instead of --from-terraform)")
+	management := fs.String("management", "", "management API base `URL` (instead of --from-terraform)")
 	redirects := fs.Int("redirects", 200, "timed redirects on each kind of connection (1-10000)")
 	issuances := fs.Int("issuances", 20, "timed issuances, each a new short URL (1-1000)")
 	region := fs.String("region", "", "SigV4 region (default: the one in an execute-api URL, else the AWS configuration's, else $LINOONE_REGION or us-east-1)")
