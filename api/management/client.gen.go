@@ -132,6 +132,13 @@ type ClientInterface interface {
 	// reach the graph through the bus and its consumers, so a click can take a
 	// moment to be counted.
 	//
+	// `unique_visitors` counts the distinct `visitor_ip_address` values of the
+	// window's clicks (previews included), per day and for the whole window; the
+	// addresses themselves are never returned or logged. With `breakdown`, the
+	// window's clicks that are not previews are also counted by the browser, the
+	// operating system and the kind of device their User-Agent names, classified
+	// when read (github.com/mileusna/useragent), never stored.
+	//
 	// Corresponds with GET /links/{token}/stats (the `GetLinkStats` operationId).
 	GetLinkStats(ctx context.Context, token Token, params *GetLinkStatsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -288,6 +295,13 @@ func (c *Client) GetLink(ctx context.Context, token Token, reqEditors ...Request
 // Every day of the window is listed, days without clicks with zeros. Clicks
 // reach the graph through the bus and its consumers, so a click can take a
 // moment to be counted.
+//
+// `unique_visitors` counts the distinct `visitor_ip_address` values of the
+// window's clicks (previews included), per day and for the whole window; the
+// addresses themselves are never returned or logged. With `breakdown`, the
+// window's clicks that are not previews are also counted by the browser, the
+// operating system and the kind of device their User-Agent names, classified
+// when read (github.com/mileusna/useragent), never stored.
 //
 // Corresponds with GET /links/{token}/stats (the `GetLinkStats` operationId).
 func (c *Client) GetLinkStats(ctx context.Context, token Token, params *GetLinkStatsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -582,6 +596,18 @@ func NewGetLinkStatsRequest(server string, token Token, params *GetLinkStatsPara
 
 		}
 
+		if params.Breakdown != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "breakdown", *params.Breakdown, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -822,6 +848,13 @@ type ClientWithResponsesInterface interface {
 	// Every day of the window is listed, days without clicks with zeros. Clicks
 	// reach the graph through the bus and its consumers, so a click can take a
 	// moment to be counted.
+	//
+	// `unique_visitors` counts the distinct `visitor_ip_address` values of the
+	// window's clicks (previews included), per day and for the whole window; the
+	// addresses themselves are never returned or logged. With `breakdown`, the
+	// window's clicks that are not previews are also counted by the browser, the
+	// operating system and the kind of device their User-Agent names, classified
+	// when read (github.com/mileusna/useragent), never stored.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -1446,6 +1479,13 @@ func (c *ClientWithResponses) GetLinkWithResponse(ctx context.Context, token Tok
 // Every day of the window is listed, days without clicks with zeros. Clicks
 // reach the graph through the bus and its consumers, so a click can take a
 // moment to be counted.
+//
+// `unique_visitors` counts the distinct `visitor_ip_address` values of the
+// window's clicks (previews included), per day and for the whole window; the
+// addresses themselves are never returned or logged. With `breakdown`, the
+// window's clicks that are not previews are also counted by the browser, the
+// operating system and the kind of device their User-Agent names, classified
+// when read (github.com/mileusna/useragent), never stored.
 //
 // Returns a wrapper object for the known response body format(s).
 //

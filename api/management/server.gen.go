@@ -149,6 +149,19 @@ func (siw *ServerInterfaceWrapper) GetLinkStats(w http.ResponseWriter, r *http.R
 		return
 	}
 
+	// ------------- Optional query parameter "breakdown" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", false, false, "breakdown", r.URL.Query(), &params.Breakdown, runtime.BindQueryParameterOptions{Type: "array", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "breakdown"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "breakdown", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetLinkStats(w, r, token, params)
 	}))
