@@ -46,9 +46,10 @@ func (c *Client) Inspect(ctx context.Context, token string) (Link, error) {
 
 // Stats are a short URL's clicks, read back from the graph.
 type Stats struct {
-	Token  string
-	Clicks int64       // every click recorded, all time
-	ByDay  []DayClicks // every UTC day of the window, oldest first
+	Token          string
+	Clicks         int64       // every click recorded, all time
+	UniqueVisitors int64       // distinct visitor addresses of the window's clicks
+	ByDay          []DayClicks // every UTC day of the window, oldest first
 }
 
 // DayClicks are the clicks of one UTC day.
@@ -56,6 +57,8 @@ type DayClicks struct {
 	Date     time.Time // midnight UTC
 	Clicks   int64     // previews included
 	Previews int64     // clicks by link previews and crawlers, classified when read
+	// UniqueVisitors counts the distinct visitor addresses of the day's clicks.
+	UniqueVisitors int64
 }
 
 // A StatsOption sets something of one Stats call.
@@ -103,9 +106,9 @@ func (c *Client) Stats(ctx context.Context, token string, opts ...StatsOption) (
 	if s == nil || s.Token == "" || s.ByDay == nil {
 		return Stats{}, unexpected(call, r.StatusCode(), r.Body)
 	}
-	out := Stats{Token: s.Token, Clicks: s.Clicks, ByDay: make([]DayClicks, len(s.ByDay))}
+	out := Stats{Token: s.Token, Clicks: s.Clicks, UniqueVisitors: s.UniqueVisitors, ByDay: make([]DayClicks, len(s.ByDay))}
 	for i, d := range s.ByDay {
-		out.ByDay[i] = DayClicks{Date: d.Date.Time, Clicks: d.Clicks, Previews: d.Previews}
+		out.ByDay[i] = DayClicks{Date: d.Date.Time, Clicks: d.Clicks, Previews: d.Previews, UniqueVisitors: d.UniqueVisitors}
 	}
 	return out, nil
 }

@@ -214,7 +214,7 @@ func TestUnexpectedAnswersFail(t *testing.T) {
 	bodies := map[string]string{
 		"/shorten":                `{"foo":1}`,
 		"/links/7BTadEDkJ8":       `{"foo":1}`,
-		"/links/7BTadEDkJ8/stats": `{"token":"7BTadEDkJ8","clicks":1,"by_day":[{"date":"2026-11-30","clicks":1}]}`,
+		"/links/7BTadEDkJ8/stats": `{"token":"7BTadEDkJ8","clicks":1,"unique_visitors":1,"by_day":[{"date":"2026-11-30","clicks":1,"unique_visitors":1}]}`,
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

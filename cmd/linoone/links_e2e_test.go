@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/linoone/linoone/api/management"
 )
 
@@ -57,8 +59,19 @@ func TestInspectAndStatsEndToEnd(t *testing.T) {
 		t.Fatalf("GetLinkStats: %v %d %s", err, stres.StatusCode(), stres.Body)
 	}
 	s := stres.JSON200
-	if last := s.ByDay[len(s.ByDay)-1]; s.Clicks != 2 || len(s.ByDay) != 7 || last.Date.Format("2006-01-02") != today || last.Clicks != 2 || last.Previews != 1 {
+	if last := s.ByDay[len(s.ByDay)-1]; s.Clicks != 2 || len(s.ByDay) != 7 || last.Date.Format("2006-01-02") != today || last.Clicks != 2 || last.Previews != 1 ||
+		s.UniqueVisitors != 1 || last.UniqueVisitors != 1 || s.Breakdown != nil {
 		t.Fatalf("GetLinkStats = %s", stres.Body)
+	}
+	// Issue 41: one visitor (both clicks came from loopback), whose browser, not the
+	// preview's, is in the breakdown; the address itself is nowhere in the answer.
+	stres, err = c.GetLinkStatsWithResponse(ctx, tok, &management.GetLinkStatsParams{From: &from, Breakdown: &management.Breakdown{"browser", "os", "device"}})
+	if err != nil || stres.JSON200 == nil || stres.JSON200.Breakdown == nil || strings.Contains(string(stres.Body), "127.0.0.1") {
+		t.Fatalf("GetLinkStats with a breakdown: %v %s", err, stres.Body)
+	}
+	bd := stres.JSON200.Breakdown
+	if d := cmp.Diff([][]management.ClassCount{{{Name: "Firefox", Clicks: 1}}, {{Name: "Linux", Clicks: 1}}, {{Name: "desktop", Clicks: 1}}}, [][]management.ClassCount{*bd.Browser, *bd.Os, *bd.Device}); d != "" {
+		t.Fatalf("breakdown (-want +got):\n%s", d)
 	}
 	bad := "2020-01-01"
 	if res, err := c.GetLinkStatsWithResponse(ctx, tok, &management.GetLinkStatsParams{From: &bad}); err != nil || res.StatusCode() != http.StatusBadRequest ||
@@ -92,7 +105,8 @@ func TestInspectAndStatsEndToEnd(t *testing.T) {
 		t.Fatalf("linoone inspect unknown: %v %q", err, stderr)
 	}
 	stdout, stderr, err = in.cli("stats", tok, "--from", from)
-	if err != nil || !strings.Contains(stdout, today+"       2         1") || !strings.Contains(stdout, "all time       2") {
+	if err != nil || !strings.Contains(stdout, today+"       2         1         1  "+strings.Repeat("█", 30)+"\n") || !strings.Contains(stdout, "all time       2") ||
+		!strings.Contains(stdout, "  Firefox  1  "+strings.Repeat("█", 30)+"\n") || !strings.Contains(stdout, "  desktop  1") {
 		t.Fatalf("linoone stats:\n%s\n%v %q", stdout, err, stderr)
 	}
 	if _, stderr, err := in.cli("stats", tok, "--from", today, "--to", from); err == nil || !strings.Contains(stderr, "stats-window-order") {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/linoone/linoone/api/management"
 	"github.com/linoone/linoone/internal/app/producer"
@@ -14,9 +16,10 @@ import (
 const statsUsage = `usage: linoone stats [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--json] [--management-url URL] TOKEN|SHORT_URL
 
 Prints a short URL's clicks per UTC day of a window (default the last 30 days, at
-most 366), with how many came from link previews and crawlers, and its clicks of
-all time. The request is signed like shorten's; with --json it prints the API's
-answer.
+most 366) as a table and a bar chart, with how many came from link previews and
+crawlers and how many distinct visitors (by address) there were, its clicks of all
+time, and the window's clicks by browser, operating system and device. The request
+is signed like shorten's; with --json it prints the API's answer.
 
 example:
   linoone stats 7BTadEDkJ8
@@ -42,7 +45,8 @@ func statsCmd(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	var params management.GetLinkStatsParams
+	// The breakdown is always asked for: the table prints it.
+	params := management.GetLinkStatsParams{Breakdown: &management.Breakdown{"browser", "os", "device"}}
 	if *from != "" {
 		params.From = from
 	}
@@ -55,16 +59,82 @@ func statsCmd(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("%s: %w", call, err)
 	}
 	return producer.Print(stdout, *asJSON, producer.Answer{Call: call, Status: res.StatusCode(), Body: res.Body}, "LinkStats", res.JSON200, func(s *management.LinkStats) error {
-		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "date\tclicks\tpreviews\t")
-		var clicks, previews int64
-		for _, d := range s.ByDay {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t\n", d.Date.Format("2006-01-02"), d.Clicks, d.Previews)
-			clicks += d.Clicks
-			previews += d.Previews
-		}
-		fmt.Fprintf(tw, "window\t%d\t%d\t\n", clicks, previews)
-		fmt.Fprintf(tw, "all time\t%d\t\t\n", s.Clicks)
-		return tw.Flush()
+		return printStats(stdout, s)
 	})
+}
+
+// barWidth is the longest bar of a chart, in terminal cells.
+const barWidth = 30
+
+// printStats writes the stats as a table with a bar per day, then the breakdown.
+func printStats(w io.Writer, s *management.LinkStats) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "date\tclicks\tpreviews\tvisitors\t")
+	var clicks, previews, most int64
+	for _, d := range s.ByDay {
+		most = max(most, d.Clicks)
+	}
+	for _, d := range s.ByDay {
+		chart := bar(d.Clicks, most)
+		if chart != "" {
+			chart = "  " + chart
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", d.Date.Format("2006-01-02"), d.Clicks, d.Previews, d.UniqueVisitors, chart)
+		clicks += d.Clicks
+		previews += d.Previews
+	}
+	fmt.Fprintf(tw, "window\t%d\t%d\t%d\t\n", clicks, previews, s.UniqueVisitors)
+	fmt.Fprintf(tw, "all time\t%d\t\n", s.Clicks)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if s.Breakdown == nil {
+		return nil
+	}
+	for _, dim := range []struct {
+		name    string
+		classes *[]management.ClassCount
+	}{{"browser", s.Breakdown.Browser}, {"os", s.Breakdown.Os}, {"device", s.Breakdown.Device}} {
+		if dim.classes == nil {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s (clicks that are not previews)\n", dim.name)
+		if len(*dim.classes) == 0 {
+			fmt.Fprintln(w, "  none")
+			continue
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		top := (*dim.classes)[0].Clicks // most clicks first
+		for _, c := range *dim.classes {
+			fmt.Fprintf(tw, "  %s\t%d\t%s\n", printable(c.Name), c.Clicks, bar(c.Clicks, top))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// eighths are the partial blocks of a bar, one eighth of a cell more each.
+var eighths = []string{"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"}
+
+// bar draws n of most as up to barWidth cells of block characters, in eighths of a
+// cell; any n above zero shows at least an eighth.
+func bar(n, most int64) string {
+	if n <= 0 || most <= 0 {
+		return ""
+	}
+	e := max(int(n*barWidth*8/most), 1)
+	return strings.Repeat("█", e/8) + eighths[e%8]
+}
+
+// printable keeps a class name, which comes from a visitor's User-Agent, from
+// writing control characters to the terminal.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, s)
 }

@@ -108,8 +108,8 @@ type shape struct {
 var shapes = map[string]shape{
 	"ShortURL":      {members: []string{"token", "short_url"}},
 	"Link":          {members: []string{"token", "short_url", "target_url"}},
-	"LinkStats":     {members: []string{"token", "clicks", "by_day"}, items: map[string]string{"by_day": "DayClicks"}},
-	"DayClicks":     {members: []string{"date", "clicks", "previews"}},
+	"LinkStats":     {members: []string{"token", "clicks", "unique_visitors", "by_day"}, items: map[string]string{"by_day": "DayClicks"}},
+	"DayClicks":     {members: []string{"date", "clicks", "previews", "unique_visitors"}},
 	"BatchResponse": {members: []string{"results"}},
 }
 
