@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/linoone/linoone/internal/app/config"
+	"github.com/linoone/linoone/internal/foundation/tty"
 	"github.com/linoone/linoone/internal/ops/capacity"
 )
 
@@ -17,11 +19,14 @@ Models the AWS deployment at a traffic profile: each component's load, limit and
 headroom at peak, a redirect's p50/p99 budget, Lambda concurrency, the hot set's hit
 rate, the monthly cost and the quotas to raise before launch. Deployment settings are
 the Terraform defaults of --env; figures AWS does not publish print as "unknown"
-until given with --set. docs/capacity.md explains the output.
+until given with --set, or measured: --from-smoke FILE reads the JSON of
+'linoone smoke --json' and sets API Gateway's overhead and PutEvents' latency from
+it (--set still wins). docs/capacity.md explains the output.
 
 example:
   linoone capacity --peak 25000 --avg 2300 --links 50000000 --zipf 1.0
   linoone capacity --avg 1000 --set putevents_p50_ms=20 --set putevents_p99_ms=60 --json
+  linoone capacity --avg 1000 --from-smoke smoke.json
 `
 
 // setFlags collects repeated --set name=value.
@@ -51,6 +56,7 @@ func capacityCmd(args []string, stdout, stderr io.Writer) int {
 	jsonOut := fl.Bool("json", false, "write JSON")
 	var sets setFlags
 	fl.Var(&sets, "set", "override a figure, name=value or name=unknown (repeatable; see docs/capacity.md)")
+	fromSmoke := fl.String("from-smoke", "", "set the latencies that `FILE`, the output of linoone smoke --json, holds")
 	if _, err := parse(fl, args, 0, 0); err != nil {
 		return commandResult("capacity", err, stdout, stderr)
 	}
@@ -70,6 +76,12 @@ func capacityCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	overrideDeployment(&d, *region, *memory, *resolverRate, *managementRate, *publish, *cache)
 	fs := capacity.NewFigures(d.Region)
+	if *fromSmoke != "" {
+		if err := setFromSmoke(fs, *fromSmoke, stderr); err != nil {
+			fmt.Fprintf(stderr, "linoone capacity: %v\n", err)
+			return 2
+		}
+	}
 	for _, s := range sets {
 		if err := fs.Set(s); err != nil {
 			fmt.Fprintf(stderr, "linoone capacity: %v\n", err)
@@ -136,4 +148,28 @@ func writeCapacity(p capacity.Profile, d capacity.Deployment, fs capacity.Figure
 		return 1
 	}
 	return 0
+}
+
+// setFromSmoke sets the figures a smoke report in file measured, and says which on
+// stderr (stdout is the report, perhaps JSON).
+func setFromSmoke(fs capacity.Figures, file string, stderr io.Writer) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return fmt.Errorf("--from-smoke: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20)) // a report is a few kB
+	if err != nil {
+		return fmt.Errorf("--from-smoke %s: %w", file, err)
+	}
+	s, err := capacity.ParseSmoke(b)
+	if err != nil {
+		return fmt.Errorf("--from-smoke %s: %w", file, err)
+	}
+	var set []string
+	for _, name := range fs.SetFromSmoke(s) {
+		set = append(set, fmt.Sprintf("%s=%.2f", name, fs[name].Value))
+	}
+	fmt.Fprintf(stderr, "linoone capacity: from the smoke of %s at %s: %s\n", tty.Printable(s.Target.Resolver), tty.Printable(s.At), strings.Join(set, " "))
+	return nil
 }

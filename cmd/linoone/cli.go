@@ -160,6 +160,7 @@ var usages = map[string]string{
 	"unblock":          unblockUsage,
 	"blocked":          blockedUsage,
 	"capacity":         capacityUsage,
+	"smoke":            smokeUsage,
 	"inspect":          inspectUsage,
 	"links":            linksUsage,
 	"qr":               qrUsage,

@@ -19,7 +19,7 @@ import (
 
 // commands are every subcommand of linoone.
 var commands = []string{"serve", "shorten", "status", "dlq", "replay", "recover", "consume",
-	"block", "unblock", "blocked", "discover", "capacity", "version", "inspect", "stats", serve.ChildCommand}
+	"block", "unblock", "blocked", "discover", "capacity", "version", "inspect", "stats", "smoke", serve.ChildCommand}
 
 // runCLI runs linoone in-process with an empty environment but for a data dir.
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -70,7 +70,9 @@ func TestHelp(t *testing.T) {
 // stderr and exits 2, before anything is read or written.
 func TestUsageErrors(t *testing.T) {
 	cases := [][]string{{"nonsense"}, {"shorten"}, {"block"}, {"unblock"}, {"recover"},
-		{"shorten", "a", "b"}, {"serve", "extra"}, {"inspect"}, {"stats"}, {"stats", "a", "b"}, {"version", "extra"}, {"blocked", "extra"}, {"status", "extra"}}
+		{"shorten", "a", "b"}, {"serve", "extra"}, {"inspect"}, {"stats"}, {"stats", "a", "b"}, {"version", "extra"}, {"blocked", "extra"}, {"status", "extra"},
+		{"smoke"}, {"smoke", "--resolver", "http://127.0.0.1:1"}, {"smoke", "--from-terraform", "d", "--resolver", "http://127.0.0.1:1"},
+		{"smoke", "--resolver", "ftp://x", "--management", "http://127.0.0.1:1"}, {"smoke", "--from-terraform", "d", "--redirects", "0"}}
 	for _, name := range commands {
 		if name != "discover" { // exit 2 means "a person must act" there; its usage errors exit 1
 			cases = append(cases, []string{name, "--no-such-flag"})

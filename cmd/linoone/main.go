@@ -12,6 +12,7 @@
 //	linoone blocked        list the local deny list, or --check URL against it
 //	linoone discover …     decide how the resolver is reached on AWS (read-only)
 //	linoone capacity …     capacity, latency and cost model of the AWS deployment
+//	linoone smoke …        check a deployed environment from outside and time it
 //	linoone version        module version and VCS revision of this build
 //
 // Every command answers -h/--help with its usage and an example (exit 0), and a
@@ -57,6 +58,7 @@ commands:
   blocked [--check URL] list the deny list's rules, or say whether URL is blocked and by which rule
   discover --domain D   infrastructure discovery for a custom domain (read-only, AWS)
   capacity [--avg N …]  capacity, latency and cost model of the AWS deployment (docs/capacity.md)
+  smoke …               check a deployed environment from outside (--from-terraform DIR); time it
   version               module version and VCS revision of this build
 
 'linoone <command> -h' describes a command; flags may come before or after arguments.
@@ -111,6 +113,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return discoverCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "capacity":
 		return capacityCmd(args[1:], stdout, stderr)
+	case "smoke":
+		err = smokeCmd(ctx, args[1:], getenv, stdout)
 	case "version", "--version", "-v":
 		err = versionCmd(args[1:], stdout)
 	case serve.ChildCommand: // not in the usage: serve runs it

@@ -53,7 +53,8 @@ How to read it:
   share (memory / 1,769 MB per vCPU); quotas and prices are AWS's, with their pages below.
   AWS publishes no latency for API Gateway's overhead, a warm invocation or ` + "`PutEvents`" + `, and
   Persist's latency is its owners' figure: those are **unknown** until set with ` + "`--set`" + ` from
-  CloudWatch, and every result that depends on them reads "≥ known part + unknown".
+  CloudWatch, or with ` + "`--from-smoke`" + ` from what ` + "`linoone smoke --json`" + ` measured against a deployment,
+  and every result that depends on them reads "≥ known part + unknown".
 - **Latency budget** = the sum of each component's p50 (p99): a budget, not a prediction.
 - **Hot set**: Zipf popularity over the links, requests spread at random over warm instances
   each with its own cache of ` + "`LINOONE_RESOLVER_CACHE_SIZE`" + ` entries, simulated with a fixed seed.
