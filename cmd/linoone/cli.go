@@ -158,6 +158,7 @@ var usages = map[string]string{
 	"block":            blockUsage,
 	"unblock":          unblockUsage,
 	"blocked":          blockedUsage,
+	"console":          consoleUsage,
 	"capacity":         capacityUsage,
 	"inspect":          inspectUsage,
 	"stats":            statsUsage,
