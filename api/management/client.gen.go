@@ -111,6 +111,19 @@ type ClientInterface interface {
 	// Corresponds with GET /healthz (the `GetHealth` operationId).
 	GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListLinks List and search short URLs, newest first
+	//
+	// Reads `short_url` vertices back from Persist, newest first (by `created_at`,
+	// Persist's server-managed time, then by token), one page at a time: pass the
+	// answer's `next_cursor` as `cursor` for the next page; the last page has none.
+	// With `q`, only the short URLs whose target URL contains `q` (compared without
+	// regard to case), or whose token is exactly `q`. `blocked` is the deny list's
+	// verdict at the time of reading, with the rule that matched. Listing is not a
+	// visit: no click is recorded.
+	//
+	// Corresponds with GET /links (the `ListLinks` operationId).
+	ListLinks(ctx context.Context, params *ListLinksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetLink Inspect a short URL without visiting it
 	//
 	// Reads the `short_url` vertex of the token back from Persist: where the token
@@ -121,6 +134,17 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /links/{token} (the `GetLink` operationId).
 	GetLink(ctx context.Context, token Token, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetLinkQR A QR code of a short URL, as SVG or PNG
+	//
+	// A QR code that encodes the link's `short_url`, byte for byte. The same
+	// parameters always give the same bytes: the answer has a strong `ETag`
+	// (`If-None-Match` with it answers 304) and may be cached for a long time, since
+	// a short URL never changes. An unknown token is 404 and a blocked one 410, as
+	// the resolver answers them. Reading a QR code is not a visit.
+	//
+	// Corresponds with GET /links/{token}/qr (the `GetLinkQR` operationId).
+	GetLinkQR(ctx context.Context, token Token, params *GetLinkQRParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetLinkStats Read a short URL's clicks back from the graph, all time and by day
 	//
@@ -258,6 +282,29 @@ func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (
 	return c.Client.Do(req)
 }
 
+// ListLinks List and search short URLs, newest first
+//
+// Reads `short_url` vertices back from Persist, newest first (by `created_at`,
+// Persist's server-managed time, then by token), one page at a time: pass the
+// answer's `next_cursor` as `cursor` for the next page; the last page has none.
+// With `q`, only the short URLs whose target URL contains `q` (compared without
+// regard to case), or whose token is exactly `q`. `blocked` is the deny list's
+// verdict at the time of reading, with the rule that matched. Listing is not a
+// visit: no click is recorded.
+//
+// Corresponds with GET /links (the `ListLinks` operationId).
+func (c *Client) ListLinks(ctx context.Context, params *ListLinksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListLinksRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetLink Inspect a short URL without visiting it
 //
 // Reads the `short_url` vertex of the token back from Persist: where the token
@@ -269,6 +316,27 @@ func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (
 // Corresponds with GET /links/{token} (the `GetLink` operationId).
 func (c *Client) GetLink(ctx context.Context, token Token, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetLinkRequest(c.Server, token)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetLinkQR A QR code of a short URL, as SVG or PNG
+//
+// A QR code that encodes the link's `short_url`, byte for byte. The same
+// parameters always give the same bytes: the answer has a strong `ETag`
+// (`If-None-Match` with it answers 304) and may be cached for a long time, since
+// a short URL never changes. An unknown token is 404 and a blocked one 410, as
+// the resolver answers them. Reading a QR code is not a visit.
+//
+// Corresponds with GET /links/{token}/qr (the `GetLinkQR` operationId).
+func (c *Client) GetLinkQR(ctx context.Context, token Token, params *GetLinkQRParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLinkQRRequest(c.Server, token, params)
 	if err != nil {
 		return nil, err
 	}
@@ -489,6 +557,84 @@ func NewGetHealthRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewListLinksRequest constructs an http.Request for the ListLinks method
+func NewListLinksRequest(server string, params *ListLinksParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/links")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetLinkRequest constructs an http.Request for the GetLink method
 func NewGetLinkRequest(server string, token Token) (*http.Request, error) {
 	var err error
@@ -518,6 +664,118 @@ func NewGetLinkRequest(server string, token Token) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetLinkQRRequest constructs an http.Request for the GetLinkQR method
+func NewGetLinkQRRequest(server string, token Token, params *GetLinkQRParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "token", token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/links/%s/qr", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Size != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "size", *params.Size, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Margin != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "margin", *params.Margin, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Ecc != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ecc", *params.Ecc, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -800,6 +1058,21 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /healthz (the `GetHealth` operationId).
 	GetHealthWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetHealthResponse, error)
 
+	// ListLinksWithResponse List and search short URLs, newest first
+	//
+	// Reads `short_url` vertices back from Persist, newest first (by `created_at`,
+	// Persist's server-managed time, then by token), one page at a time: pass the
+	// answer's `next_cursor` as `cursor` for the next page; the last page has none.
+	// With `q`, only the short URLs whose target URL contains `q` (compared without
+	// regard to case), or whose token is exactly `q`. `blocked` is the deny list's
+	// verdict at the time of reading, with the rule that matched. Listing is not a
+	// visit: no click is recorded.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /links (the `ListLinks` operationId).
+	ListLinksWithResponse(ctx context.Context, params *ListLinksParams, reqEditors ...RequestEditorFn) (*ListLinksResponse, error)
+
 	// GetLinkWithResponse Inspect a short URL without visiting it
 	//
 	// Reads the `short_url` vertex of the token back from Persist: where the token
@@ -812,6 +1085,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /links/{token} (the `GetLink` operationId).
 	GetLinkWithResponse(ctx context.Context, token Token, reqEditors ...RequestEditorFn) (*GetLinkResponse, error)
+
+	// GetLinkQRWithResponse A QR code of a short URL, as SVG or PNG
+	//
+	// A QR code that encodes the link's `short_url`, byte for byte. The same
+	// parameters always give the same bytes: the answer has a strong `ETag`
+	// (`If-None-Match` with it answers 304) and may be cached for a long time, since
+	// a short URL never changes. An unknown token is 404 and a blocked one 410, as
+	// the resolver answers them. Reading a QR code is not a visit.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /links/{token}/qr (the `GetLinkQR` operationId).
+	GetLinkQRWithResponse(ctx context.Context, token Token, params *GetLinkQRParams, reqEditors ...RequestEditorFn) (*GetLinkQRResponse, error)
 
 	// GetLinkStatsWithResponse Read a short URL's clicks back from the graph, all time and by day
 	//
@@ -1024,6 +1310,68 @@ func (r GetHealthResponse) ContentType() string {
 	return ""
 }
 
+type ListLinksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LinkPage
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListLinksResponse) GetJSON200() *LinkPage {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListLinksResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListLinksResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListLinksResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListLinksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListLinksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListLinksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListLinksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetLinkResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -1080,6 +1428,91 @@ func (r GetLinkResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetLinkResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetLinkQRResponse200Headers the declared response headers of an HTTP 200 response for GetLinkQR
+type GetLinkQRResponse200Headers struct {
+	CacheControl string
+	ETag         string
+}
+
+// GetLinkQRResponse304Headers the declared response headers of an HTTP 304 response for GetLinkQR
+type GetLinkQRResponse304Headers struct {
+	CacheControl string
+	ETag         string
+}
+
+type GetLinkQRResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON410 the response for an HTTP 410 `application/problem+json` response
+	ApplicationProblemJSON410 *LinkBlocked
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetLinkQRResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetLinkQRResponse304Headers
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetLinkQRResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetLinkQRResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetLinkQRResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON410 returns the response for an HTTP 410 `application/problem+json` response
+func (r GetLinkQRResponse) GetApplicationProblemJSON410() *LinkBlocked {
+	return r.ApplicationProblemJSON410
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetLinkQRResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetLinkQRResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetLinkQRResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetLinkQRResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetLinkQRResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -1418,6 +1851,27 @@ func (c *ClientWithResponses) GetHealthWithResponse(ctx context.Context, reqEdit
 	return ParseGetHealthResponse(rsp)
 }
 
+// ListLinksWithResponse List and search short URLs, newest first
+//
+// Reads `short_url` vertices back from Persist, newest first (by `created_at`,
+// Persist's server-managed time, then by token), one page at a time: pass the
+// answer's `next_cursor` as `cursor` for the next page; the last page has none.
+// With `q`, only the short URLs whose target URL contains `q` (compared without
+// regard to case), or whose token is exactly `q`. `blocked` is the deny list's
+// verdict at the time of reading, with the rule that matched. Listing is not a
+// visit: no click is recorded.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /links (the `ListLinks` operationId).
+func (c *ClientWithResponses) ListLinksWithResponse(ctx context.Context, params *ListLinksParams, reqEditors ...RequestEditorFn) (*ListLinksResponse, error) {
+	rsp, err := c.ListLinks(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListLinksResponse(rsp)
+}
+
 // GetLinkWithResponse Inspect a short URL without visiting it
 //
 // Reads the `short_url` vertex of the token back from Persist: where the token
@@ -1435,6 +1889,25 @@ func (c *ClientWithResponses) GetLinkWithResponse(ctx context.Context, token Tok
 		return nil, err
 	}
 	return ParseGetLinkResponse(rsp)
+}
+
+// GetLinkQRWithResponse A QR code of a short URL, as SVG or PNG
+//
+// A QR code that encodes the link's `short_url`, byte for byte. The same
+// parameters always give the same bytes: the answer has a strong `ETag`
+// (`If-None-Match` with it answers 304) and may be cached for a long time, since
+// a short URL never changes. An unknown token is 404 and a blocked one 410, as
+// the resolver answers them. Reading a QR code is not a visit.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /links/{token}/qr (the `GetLinkQR` operationId).
+func (c *ClientWithResponses) GetLinkQRWithResponse(ctx context.Context, token Token, params *GetLinkQRParams, reqEditors ...RequestEditorFn) (*GetLinkQRResponse, error) {
+	rsp, err := c.GetLinkQR(ctx, token, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetLinkQRResponse(rsp)
 }
 
 // GetLinkStatsWithResponse Read a short URL's clicks back from the graph, all time and by day
@@ -1668,6 +2141,53 @@ func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 	return response, nil
 }
 
+// ParseListLinksResponse parses an HTTP response from a ListLinksWithResponse call
+func ParseListLinksResponse(rsp *http.Response) (*ListLinksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListLinksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LinkPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetLinkResponse parses an HTTP response from a GetLinkWithResponse call
 func ParseGetLinkResponse(rsp *http.Response) (*GetLinkResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -1710,6 +2230,100 @@ func ParseGetLinkResponse(rsp *http.Response) (*GetLinkResponse, error) {
 		}
 		response.ApplicationProblemJSON503 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseGetLinkQRResponse parses an HTTP response from a GetLinkQRWithResponse call
+func ParseGetLinkQRResponse(rsp *http.Response) (*GetLinkQRResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetLinkQRResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest LinkBlocked
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON410 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetLinkQRResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetLinkQRResponse304Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		response.Headers304 = &headers
 	}
 
 	return response, nil

@@ -11,6 +11,27 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for BlockRuleKind.
+const (
+	Domain BlockRuleKind = "domain"
+	Host   BlockRuleKind = "host"
+	Prefix BlockRuleKind = "prefix"
+)
+
+// Valid indicates whether the value is a known member of the BlockRuleKind enum.
+func (e BlockRuleKind) Valid() bool {
+	switch e {
+	case Domain:
+		return true
+	case Host:
+		return true
+	case Prefix:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HealthStatus.
 const (
 	Degraded HealthStatus = "degraded"
@@ -23,6 +44,48 @@ func (e HealthStatus) Valid() bool {
 	case Degraded:
 		return true
 	case Ok:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetLinkQRParamsFormat.
+const (
+	Png GetLinkQRParamsFormat = "png"
+	Svg GetLinkQRParamsFormat = "svg"
+)
+
+// Valid indicates whether the value is a known member of the GetLinkQRParamsFormat enum.
+func (e GetLinkQRParamsFormat) Valid() bool {
+	switch e {
+	case Png:
+		return true
+	case Svg:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetLinkQRParamsEcc.
+const (
+	H GetLinkQRParamsEcc = "H"
+	L GetLinkQRParamsEcc = "L"
+	M GetLinkQRParamsEcc = "M"
+	Q GetLinkQRParamsEcc = "Q"
+)
+
+// Valid indicates whether the value is a known member of the GetLinkQRParamsEcc enum.
+func (e GetLinkQRParamsEcc) Valid() bool {
+	switch e {
+	case H:
+		return true
+	case L:
+		return true
+	case M:
+		return true
+	case Q:
 		return true
 	default:
 		return false
@@ -65,6 +128,25 @@ type BatchResult struct {
 	// Token Example: 7BTadEDkJ8
 	Token *string `json:"token,omitempty"`
 }
+
+// BlockRule The deny-list rule a blocked link's target matches (present only then).
+type BlockRule struct {
+	// Kind `host` (that host only), `domain` (`*.domain`: the domain and every name
+	// under it) or `prefix` (an http(s) URL prefix).
+	Kind BlockRuleKind `json:"kind"`
+
+	// Line Its line number in the deny list, when it was read from a file.
+	Line *int `json:"line,omitempty"`
+
+	// Rule The rule as written in the deny list.
+	//
+	// Example: *.evil.example
+	Rule string `json:"rule"`
+}
+
+// BlockRuleKind `host` (that host only), `domain` (`*.domain`: the domain and every name
+// under it) or `prefix` (an http(s) URL prefix).
+type BlockRuleKind string
 
 // DayClicks defines model for DayClicks.
 type DayClicks struct {
@@ -109,6 +191,13 @@ type HealthStatus string
 
 // Link defines model for Link.
 type Link struct {
+	// BlockRule The deny-list rule a blocked link's target matches (present only then).
+	BlockRule *BlockRule `json:"block_rule,omitempty"`
+
+	// Blocked Whether the target URL matches a rule of the deny list in force when the
+	// link was read (the resolver then answers 410).
+	Blocked bool `json:"blocked"`
+
 	// CreatedAt When Persist stored the short URL: its server-managed property, never sent
 	// by Linoone. Absent when Persist does not return one.
 	//
@@ -128,6 +217,17 @@ type Link struct {
 
 	// Token Example: 7BTadEDkJ8
 	Token string `json:"token"`
+}
+
+// LinkPage defines model for LinkPage.
+type LinkPage struct {
+	// Items Newest first; every item has `blocked`.
+	Items []Link `json:"items"`
+
+	// NextCursor The `cursor` of the next page; absent on the last page.
+	//
+	// Example: AZOgzV0AN0JUYWRFRGtKOA
+	NextCursor *string `json:"next_cursor,omitempty"`
 }
 
 // LinkStats defines model for LinkStats.
@@ -201,6 +301,9 @@ type Forbidden = Problem
 // IssuanceRefused RFC 9457 problem details.
 type IssuanceRefused = Problem
 
+// LinkBlocked RFC 9457 problem details.
+type LinkBlocked = Problem
+
 // MethodNotAllowed RFC 9457 problem details.
 type MethodNotAllowed = Problem
 
@@ -215,6 +318,46 @@ type Unavailable = Problem
 
 // UnsupportedMediaType RFC 9457 problem details.
 type UnsupportedMediaType = Problem
+
+// ListLinksParams defines parameters for ListLinks.
+type ListLinksParams struct {
+	// Limit Short URLs per page, 1 to 100.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Where the page starts: a previous answer's `next_cursor`, unchanged. Opaque;
+	// a cursor that was not made by this API is 400 `links-cursor-invalid`.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Q Search: a case-insensitive substring of the target URL, or an exact token.
+	Q *string `form:"q,omitempty" json:"q,omitempty"`
+}
+
+// GetLinkQRParams defines parameters for GetLinkQR.
+type GetLinkQRParams struct {
+	// Format `svg` (default) or `png`.
+	Format *GetLinkQRParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+
+	// Size Width and height of the image in pixels, 64 to 2048 (SVG: its `width`
+	// and `height`). Each module takes the same whole number of pixels; what
+	// is left over widens the quiet zone. A size too small for one pixel per
+	// module is 400 `qr-size-too-small`.
+	Size *int `form:"size,omitempty" json:"size,omitempty"`
+
+	// Margin Quiet zone around the code, in modules (the QR standard asks for 4).
+	Margin *int `form:"margin,omitempty" json:"margin,omitempty"`
+
+	// Ecc Error correction level: L (7%), M (15%), Q (25%) or H (30%).
+	Ecc *GetLinkQRParamsEcc `form:"ecc,omitempty" json:"ecc,omitempty"`
+
+	// IfNoneMatch An `ETag` of an earlier answer; if it still matches, 304.
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
+// GetLinkQRParamsFormat defines parameters for GetLinkQR.
+type GetLinkQRParamsFormat string
+
+// GetLinkQRParamsEcc defines parameters for GetLinkQR.
+type GetLinkQRParamsEcc string
 
 // GetLinkStatsParams defines parameters for GetLinkStats.
 type GetLinkStatsParams struct {

@@ -63,6 +63,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List and search short URLs, newest first
+         * @description Reads `short_url` vertices back from Persist, newest first (by `created_at`,
+         *     Persist's server-managed time, then by token), one page at a time: pass the
+         *     answer's `next_cursor` as `cursor` for the next page; the last page has none.
+         *     With `q`, only the short URLs whose target URL contains `q` (compared without
+         *     regard to case), or whose token is exactly `q`. `blocked` is the deny list's
+         *     verdict at the time of reading, with the rule that matched. Listing is not a
+         *     visit: no click is recorded.
+         */
+        get: operations["listLinks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/links/{token}": {
         parameters: {
             query?: never;
@@ -105,6 +131,30 @@ export interface paths {
          *     moment to be counted.
          */
         get: operations["getLinkStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/links/{token}/qr": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A QR code of a short URL, as SVG or PNG
+         * @description A QR code that encodes the link's `short_url`, byte for byte. The same
+         *     parameters always give the same bytes: the answer has a strong `ETag`
+         *     (`If-None-Match` with it answers 304) and may be cached for a long time, since
+         *     a short URL never changes. An unknown token is 404 and a blocked one 410, as
+         *     the resolver answers them. Reading a QR code is not a visit.
+         */
+        get: operations["getLinkQR"];
         put?: never;
         post?: never;
         delete?: never;
@@ -254,6 +304,37 @@ export interface components {
              * @example 2026-11-30T09:12:44.120Z
              */
             created_at?: string;
+            /**
+             * @description Whether the target URL matches a rule of the deny list in force when the
+             *     link was read (the resolver then answers 410).
+             */
+            blocked: boolean;
+            block_rule?: components["schemas"]["BlockRule"];
+        };
+        /** @description The deny-list rule a blocked link's target matches (present only then). */
+        BlockRule: {
+            /**
+             * @description `host` (that host only), `domain` (`*.domain`: the domain and every name
+             *     under it) or `prefix` (an http(s) URL prefix).
+             * @enum {string}
+             */
+            kind: "host" | "domain" | "prefix";
+            /**
+             * @description The rule as written in the deny list.
+             * @example *.evil.example
+             */
+            rule: string;
+            /** @description Its line number in the deny list, when it was read from a file. */
+            line?: number;
+        };
+        LinkPage: {
+            /** @description Newest first; every item has `blocked`. */
+            items: components["schemas"]["Link"][];
+            /**
+             * @description The `cursor` of the next page; absent on the last page.
+             * @example AZOgzV0AN0JUYWRFRGtKOA
+             */
+            next_cursor?: string;
         };
         /** @description Up to 1,000 target URLs. No other member is accepted. */
         BatchRequest: {
@@ -595,6 +676,42 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    listLinks: {
+        parameters: {
+            query?: {
+                /** @description Short URLs per page, 1 to 100. */
+                limit?: number;
+                /**
+                 * @description Where the page starts: a previous answer's `next_cursor`, unchanged. Opaque;
+                 *     a cursor that was not made by this API is 400 `links-cursor-invalid`.
+                 */
+                cursor?: string;
+                /**
+                 * @description Search: a case-insensitive substring of the target URL, or an exact token.
+                 * @example example.com/landing
+                 */
+                q?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of short URLs, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LinkPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     getLink: {
         parameters: {
             query?: never;
@@ -656,6 +773,67 @@ export interface operations {
             400: components["responses"]["BadWindow"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getLinkQR: {
+        parameters: {
+            query?: {
+                /** @description `svg` (default) or `png`. */
+                format?: "svg" | "png";
+                /**
+                 * @description Width and height of the image in pixels, 64 to 2048 (SVG: its `width`
+                 *     and `height`). Each module takes the same whole number of pixels; what
+                 *     is left over widens the quiet zone. A size too small for one pixel per
+                 *     module is 400 `qr-size-too-small`.
+                 */
+                size?: number;
+                /** @description Quiet zone around the code, in modules (the QR standard asks for 4). */
+                margin?: number;
+                /** @description Error correction level: L (7%), M (15%), Q (25%) or H (30%). */
+                ecc?: "L" | "M" | "Q" | "H";
+            };
+            header?: {
+                /** @description An `ETag` of an earlier answer; if it still matches, 304. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description Ten base62 characters. */
+                token: components["parameters"]["Token"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The QR code. */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of these bytes. */
+                    ETag: string;
+                    /** @description `private, max-age=31536000, immutable`: a short URL never changes. */
+                    "Cache-Control": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/svg+xml": string;
+                    "image/png": string;
+                };
+            };
+            /** @description Not modified; the `If-None-Match` entity tag still matches. */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of the image. */
+                    ETag: string;
+                    /** @description As on a 200. */
+                    "Cache-Control": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            410: components["responses"]["LinkBlocked"];
             503: components["responses"]["Unavailable"];
         };
     };
