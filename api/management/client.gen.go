@@ -156,6 +156,13 @@ type ClientInterface interface {
 	// reach the graph through the bus and its consumers, so a click can take a
 	// moment to be counted.
 	//
+	// `unique_visitors` counts the distinct `visitor_ip_address` values of the
+	// window's clicks (previews included), per day and for the whole window; the
+	// addresses themselves are never returned or logged. With `breakdown`, the
+	// window's clicks that are not previews are also counted by the browser, the
+	// operating system and the kind of device their User-Agent names, classified
+	// when read (github.com/mileusna/useragent), never stored.
+	//
 	// Corresponds with GET /links/{token}/stats (the `GetLinkStats` operationId).
 	GetLinkStats(ctx context.Context, token Token, params *GetLinkStatsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -356,6 +363,13 @@ func (c *Client) GetLinkQR(ctx context.Context, token Token, params *GetLinkQRPa
 // Every day of the window is listed, days without clicks with zeros. Clicks
 // reach the graph through the bus and its consumers, so a click can take a
 // moment to be counted.
+//
+// `unique_visitors` counts the distinct `visitor_ip_address` values of the
+// window's clicks (previews included), per day and for the whole window; the
+// addresses themselves are never returned or logged. With `breakdown`, the
+// window's clicks that are not previews are also counted by the browser, the
+// operating system and the kind of device their User-Agent names, classified
+// when read (github.com/mileusna/useragent), never stored.
 //
 // Corresponds with GET /links/{token}/stats (the `GetLinkStats` operationId).
 func (c *Client) GetLinkStats(ctx context.Context, token Token, params *GetLinkStatsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -840,6 +854,18 @@ func NewGetLinkStatsRequest(server string, token Token, params *GetLinkStatsPara
 
 		}
 
+		if params.Breakdown != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "breakdown", *params.Breakdown, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -1108,6 +1134,13 @@ type ClientWithResponsesInterface interface {
 	// Every day of the window is listed, days without clicks with zeros. Clicks
 	// reach the graph through the bus and its consumers, so a click can take a
 	// moment to be counted.
+	//
+	// `unique_visitors` counts the distinct `visitor_ip_address` values of the
+	// window's clicks (previews included), per day and for the whole window; the
+	// addresses themselves are never returned or logged. With `breakdown`, the
+	// window's clicks that are not previews are also counted by the browser, the
+	// operating system and the kind of device their User-Agent names, classified
+	// when read (github.com/mileusna/useragent), never stored.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -1446,6 +1479,11 @@ type GetLinkQRResponse304Headers struct {
 	ETag         string
 }
 
+// GetLinkQRResponse410Headers the declared response headers of an HTTP 410 response for GetLinkQR
+type GetLinkQRResponse410Headers struct {
+	Vary string
+}
+
 type GetLinkQRResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -1463,6 +1501,8 @@ type GetLinkQRResponse struct {
 	Headers200 *GetLinkQRResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetLinkQRResponse304Headers
+	// Headers410 the parsed response headers for an HTTP 410 response
+	Headers410 *GetLinkQRResponse410Headers
 }
 
 // GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
@@ -1920,6 +1960,13 @@ func (c *ClientWithResponses) GetLinkQRWithResponse(ctx context.Context, token T
 // reach the graph through the bus and its consumers, so a click can take a
 // moment to be counted.
 //
+// `unique_visitors` counts the distinct `visitor_ip_address` values of the
+// window's clicks (previews included), per day and for the whole window; the
+// addresses themselves are never returned or logged. With `breakdown`, the
+// window's clicks that are not previews are also counted by the browser, the
+// operating system and the kind of device their User-Agent names, classified
+// when read (github.com/mileusna/useragent), never stored.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /links/{token}/stats (the `GetLinkStats` operationId).
@@ -2287,6 +2334,9 @@ func ParseGetLinkQRResponse(rsp *http.Response) (*GetLinkQRResponse, error) {
 		}
 		response.ApplicationProblemJSON503 = &dest
 
+	case rsp.StatusCode == 410:
+		// Content-type (text/html) unsupported
+
 	}
 
 	switch {
@@ -2324,6 +2374,16 @@ func ParseGetLinkQRResponse(rsp *http.Response) (*GetLinkQRResponse, error) {
 			headers.ETag = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 410:
+		var headers GetLinkQRResponse410Headers
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers410 = &headers
 	}
 
 	return response, nil

@@ -316,6 +316,19 @@ func (siw *ServerInterfaceWrapper) GetLinkStats(w http.ResponseWriter, r *http.R
 		return
 	}
 
+	// ------------- Optional query parameter "breakdown" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", false, false, "breakdown", r.URL.Query(), &params.Breakdown, runtime.BindQueryParameterOptions{Type: "array", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "breakdown"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "breakdown", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetLinkStats(w, r, token, params)
 	}))
@@ -564,7 +577,20 @@ type ForbiddenApplicationProblemPlusJSONResponse Problem
 
 type IssuanceRefusedApplicationProblemPlusJSONResponse Problem
 
-type LinkBlockedApplicationProblemPlusJSONResponse Problem
+type LinkBlockedResponseHeaders struct {
+	Vary string
+}
+type LinkBlockedApplicationProblemPlusJSONResponse struct {
+	Body Problem
+
+	Headers LinkBlockedResponseHeaders
+}
+type LinkBlockedTextHTMLResponse struct {
+	Body io.Reader
+
+	Headers       LinkBlockedResponseHeaders
+	ContentLength int64
+}
 
 type MethodNotAllowedResponseHeaders struct {
 	Allow *string
@@ -946,12 +972,31 @@ type GetLinkQR410ApplicationProblemPlusJSONResponse struct {
 func (response GetLinkQR410ApplicationProblemPlusJSONResponse) VisitGetLinkQRResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Vary", fmt.Sprint(response.Headers.Vary))
 	w.WriteHeader(410)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLinkQR410TextHTMLResponse struct{ LinkBlockedTextHTMLResponse }
+
+func (response GetLinkQR410TextHTMLResponse) VisitGetLinkQRResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.Header().Set("Vary", fmt.Sprint(response.Headers.Vary))
+	w.WriteHeader(410)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
 	return err
 }
 

@@ -92,6 +92,27 @@ func (e GetLinkQRParamsEcc) Valid() bool {
 	}
 }
 
+// Defines values for GetLinkStatsParamsBreakdown.
+const (
+	Browser GetLinkStatsParamsBreakdown = "browser"
+	Device  GetLinkStatsParamsBreakdown = "device"
+	Os      GetLinkStatsParamsBreakdown = "os"
+)
+
+// Valid indicates whether the value is a known member of the GetLinkStatsParamsBreakdown enum.
+func (e GetLinkStatsParamsBreakdown) Valid() bool {
+	switch e {
+	case Browser:
+		return true
+	case Device:
+		return true
+	case Os:
+		return true
+	default:
+		return false
+	}
+}
+
 // BatchItem One target, exactly `{"target_url": "…"}` under the rules of
 // `ShortURLRequest.target_url`. An item with another member, without
 // `target_url`, or breaking a rule fails alone, with its own problem.
@@ -148,6 +169,26 @@ type BlockRule struct {
 // under it) or `prefix` (an http(s) URL prefix).
 type BlockRuleKind string
 
+// ClassCount defines model for ClassCount.
+type ClassCount struct {
+	Clicks int64 `json:"clicks"`
+
+	// Name Example: Chrome
+	Name string `json:"name"`
+}
+
+// ClickBreakdown Present when `breakdown` was asked for, with the dimensions asked for. Each
+// lists at most ten classes, most clicks first (ties by name), over the window's
+// clicks that are not previews; `unknown` is a User-Agent the parser cannot
+// place.
+type ClickBreakdown struct {
+	Browser *[]ClassCount `json:"browser,omitempty"`
+
+	// Device One of `desktop`, `mobile`, `tablet`, `unknown`.
+	Device *[]ClassCount `json:"device,omitempty"`
+	Os     *[]ClassCount `json:"os,omitempty"`
+}
+
 // DayClicks defines model for DayClicks.
 type DayClicks struct {
 	// Clicks Clicks whose `effective_at` falls on this day, previews included.
@@ -161,7 +202,16 @@ type DayClicks struct {
 	// Previews Of those, the clicks whose User-Agent is a link preview or a crawler
 	// (github.com/x-way/crawlerdetect v0.2.30), classified when read.
 	Previews int64 `json:"previews"`
+
+	// UniqueVisitors Distinct `visitor_ip_address` values among this day's clicks.
+	UniqueVisitors int64 `json:"unique_visitors"`
 }
+
+// ErrorPage A small self-contained HTML page for a person: no script, nothing loaded from
+// elsewhere (its `Content-Security-Policy` forbids both), the token escaped.
+//
+// Example: <!doctype html><title>Link not found</title><p>There is no short link at this address.</p>
+type ErrorPage = string
 
 // Health defines model for Health.
 type Health struct {
@@ -232,12 +282,22 @@ type LinkPage struct {
 
 // LinkStats defines model for LinkStats.
 type LinkStats struct {
+	// Breakdown Present when `breakdown` was asked for, with the dimensions asked for. Each
+	// lists at most ten classes, most clicks first (ties by name), over the window's
+	// clicks that are not previews; `unknown` is a User-Agent the parser cannot
+	// place.
+	Breakdown *ClickBreakdown `json:"breakdown,omitempty"`
+
 	// ByDay Every UTC day of the window, oldest first.
 	ByDay []DayClicks `json:"by_day"`
 
 	// Clicks Number of `short_url_visited` edges of the short URL in the graph, all time.
 	Clicks int64  `json:"clicks"`
 	Token  string `json:"token"`
+
+	// UniqueVisitors Distinct `visitor_ip_address` values among the clicks of the whole window
+	// (not the sum of the days': one visitor on two days counts once).
+	UniqueVisitors int64 `json:"unique_visitors"`
 }
 
 // Problem RFC 9457 problem details.
@@ -276,6 +336,9 @@ type ShortURLRequest struct {
 	// Example: https://example.com/landing?message_id=msg_123
 	TargetURL string `json:"target_url"`
 }
+
+// Breakdown defines model for Breakdown.
+type Breakdown = []string
 
 // From Example: 2026-11-01
 type From = string
@@ -368,7 +431,14 @@ type GetLinkStatsParams struct {
 	// To Last UTC day of the window, `YYYY-MM-DD`, inclusive, not before `from` and at
 	// most 365 days after it (366 days in all). Default: today (UTC).
 	To *To `form:"to,omitempty" json:"to,omitempty"`
+
+	// Breakdown Comma-separated dimensions to count the window's clicks by: `browser`, `os`,
+	// `device`. Each lists its ten classes with the most clicks.
+	Breakdown *Breakdown `form:"breakdown,omitempty" json:"breakdown,omitempty"`
 }
+
+// GetLinkStatsParamsBreakdown defines parameters for GetLinkStats.
+type GetLinkStatsParamsBreakdown string
 
 // ShortenParams defines parameters for Shorten.
 type ShortenParams struct {

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 
 	"github.com/oapi-codegen/runtime"
@@ -200,7 +201,20 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	return m
 }
 
-type LinkBlockedApplicationProblemPlusJSONResponse Problem
+type LinkBlockedResponseHeaders struct {
+	Vary string
+}
+type LinkBlockedApplicationProblemPlusJSONResponse struct {
+	Body Problem
+
+	Headers LinkBlockedResponseHeaders
+}
+type LinkBlockedTextHTMLResponse struct {
+	Body io.Reader
+
+	Headers       LinkBlockedResponseHeaders
+	ContentLength int64
+}
 
 type MethodNotAllowedResponseHeaders struct {
 	Allow *string
@@ -211,7 +225,20 @@ type MethodNotAllowedApplicationProblemPlusJSONResponse struct {
 	Headers MethodNotAllowedResponseHeaders
 }
 
-type NotFoundApplicationProblemPlusJSONResponse Problem
+type ResolverNotFoundResponseHeaders struct {
+	Vary string
+}
+type ResolverNotFoundApplicationProblemPlusJSONResponse struct {
+	Body Problem
+
+	Headers ResolverNotFoundResponseHeaders
+}
+type ResolverNotFoundTextHTMLResponse struct {
+	Body io.Reader
+
+	Headers       ResolverNotFoundResponseHeaders
+	ContentLength int64
+}
 
 type UnavailableApplicationProblemPlusJSONResponse Problem
 
@@ -280,18 +307,39 @@ func (response Resolve302Response) VisitResolveResponse(w http.ResponseWriter) e
 }
 
 type Resolve404ApplicationProblemPlusJSONResponse struct {
-	NotFoundApplicationProblemPlusJSONResponse
+	ResolverNotFoundApplicationProblemPlusJSONResponse
 }
 
 func (response Resolve404ApplicationProblemPlusJSONResponse) VisitResolveResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Vary", fmt.Sprint(response.Headers.Vary))
 	w.WriteHeader(404)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Resolve404TextHTMLResponse struct {
+	ResolverNotFoundTextHTMLResponse
+}
+
+func (response Resolve404TextHTMLResponse) VisitResolveResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.Header().Set("Vary", fmt.Sprint(response.Headers.Vary))
+	w.WriteHeader(404)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
 	return err
 }
 
@@ -302,12 +350,31 @@ type Resolve410ApplicationProblemPlusJSONResponse struct {
 func (response Resolve410ApplicationProblemPlusJSONResponse) VisitResolveResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Vary", fmt.Sprint(response.Headers.Vary))
 	w.WriteHeader(410)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Resolve410TextHTMLResponse struct{ LinkBlockedTextHTMLResponse }
+
+func (response Resolve410TextHTMLResponse) VisitResolveResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.Header().Set("Vary", fmt.Sprint(response.Headers.Vary))
+	w.WriteHeader(410)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
 	return err
 }
 

@@ -21,6 +21,12 @@ func (e HealthStatus) Valid() bool {
 	}
 }
 
+// ErrorPage A small self-contained HTML page for a person: no script, nothing loaded from
+// elsewhere (its `Content-Security-Policy` forbids both), the token escaped.
+//
+// Example: <!doctype html><title>Link not found</title><p>There is no short link at this address.</p>
+type ErrorPage = string
+
 // Health defines model for Health.
 type Health struct {
 	// BusLagBytes Resolver in local mode with the inline consumer: bytes of journaled click
@@ -67,8 +73,8 @@ type LinkBlocked = Problem
 // MethodNotAllowed RFC 9457 problem details.
 type MethodNotAllowed = Problem
 
-// NotFound RFC 9457 problem details.
-type NotFound = Problem
+// ResolverNotFound RFC 9457 problem details.
+type ResolverNotFound = Problem
 
 // Unavailable RFC 9457 problem details.
 type Unavailable = Problem

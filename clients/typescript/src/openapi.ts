@@ -129,6 +129,13 @@ export interface paths {
          *     Every day of the window is listed, days without clicks with zeros. Clicks
          *     reach the graph through the bus and its consumers, so a click can take a
          *     moment to be counted.
+         *
+         *     `unique_visitors` counts the distinct `visitor_ip_address` values of the
+         *     window's clicks (previews included), per day and for the whole window; the
+         *     addresses themselves are never returned or logged. With `breakdown`, the
+         *     window's clicks that are not previews are also counted by the browser, the
+         *     operating system and the kind of device their User-Agent names, classified
+         *     when read (github.com/mileusna/useragent), never stored.
          */
         get: operations["getLinkStats"];
         put?: never;
@@ -379,9 +386,40 @@ export interface components {
              * @description Number of `short_url_visited` edges of the short URL in the graph, all time.
              */
             clicks: number;
+            /**
+             * Format: int64
+             * @description Distinct `visitor_ip_address` values among the clicks of the whole window
+             *     (not the sum of the days': one visitor on two days counts once).
+             */
+            unique_visitors: number;
             /** @description Every UTC day of the window, oldest first. */
             by_day: components["schemas"]["DayClicks"][];
+            breakdown?: components["schemas"]["ClickBreakdown"];
         };
+        /**
+         * @description Present when `breakdown` was asked for, with the dimensions asked for. Each
+         *     lists at most ten classes, most clicks first (ties by name), over the window's
+         *     clicks that are not previews; `unknown` is a User-Agent the parser cannot
+         *     place.
+         */
+        ClickBreakdown: {
+            browser?: components["schemas"]["ClassCount"][];
+            os?: components["schemas"]["ClassCount"][];
+            /** @description One of `desktop`, `mobile`, `tablet`, `unknown`. */
+            device?: components["schemas"]["ClassCount"][];
+        };
+        ClassCount: {
+            /** @example Chrome */
+            name: string;
+            /** Format: int64 */
+            clicks: number;
+        };
+        /**
+         * @description A small self-contained HTML page for a person: no script, nothing loaded from
+         *     elsewhere (its `Content-Security-Policy` forbids both), the token escaped.
+         * @example <!doctype html><title>Link not found</title><p>There is no short link at this address.</p>
+         */
+        ErrorPage: string;
         DayClicks: {
             /**
              * Format: date
@@ -400,6 +438,11 @@ export interface components {
              *     (github.com/x-way/crawlerdetect v0.2.30), classified when read.
              */
             previews: number;
+            /**
+             * Format: int64
+             * @description Distinct `visitor_ip_address` values among this day's clicks.
+             */
+            unique_visitors: number;
         };
         Health: {
             /**
@@ -509,16 +552,37 @@ export interface components {
             };
         };
         /**
-         * @description Gone. The short URL exists but its target now matches a rule of the operator's
-         *     deny list (problem type `urn:linoone:problem:link-blocked`); no click is
-         *     recorded. Removing the rule restores the redirect.
+         * @description No short URL has this token, or the token is not 10 base62 characters. A
+         *     request whose `Accept` prefers `text/html` (a browser) gets a small page
+         *     saying so; any other (`application/json`, `*\/*`, none) gets the problem.
          */
-        LinkBlocked: {
+        ResolverNotFound: {
             headers: {
+                /** @description Always `Accept`. */
+                Vary: string;
                 [name: string]: unknown;
             };
             content: {
                 "application/problem+json": components["schemas"]["Problem"];
+                "text/html": components["schemas"]["ErrorPage"];
+            };
+        };
+        /**
+         * @description Gone. The short URL exists but its target now matches a rule of the operator's
+         *     deny list (problem type `urn:linoone:problem:link-blocked`); no click is
+         *     recorded. Removing the rule restores the redirect. A request whose `Accept`
+         *     prefers `text/html` (a browser) gets a small page saying the link was taken
+         *     down; any other gets the problem.
+         */
+        LinkBlocked: {
+            headers: {
+                /** @description Always `Accept`. */
+                Vary: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+                "text/html": components["schemas"]["ErrorPage"];
             };
         };
         /**
@@ -570,6 +634,16 @@ export interface components {
          *     most 365 days after it (366 days in all). Default: today (UTC).
          */
         To: string;
+        /**
+         * @description Comma-separated dimensions to count the window's clicks by: `browser`, `os`,
+         *     `device`. Each lists its ten classes with the most clicks.
+         * @example [
+         *       "browser",
+         *       "os",
+         *       "device"
+         *     ]
+         */
+        Breakdown: ("browser" | "os" | "device")[];
     };
     requestBodies: never;
     headers: never;
@@ -751,6 +825,16 @@ export interface operations {
                  *     most 365 days after it (366 days in all). Default: today (UTC).
                  */
                 to?: components["parameters"]["To"];
+                /**
+                 * @description Comma-separated dimensions to count the window's clicks by: `browser`, `os`,
+                 *     `device`. Each lists its ten classes with the most clicks.
+                 * @example [
+                 *       "browser",
+                 *       "os",
+                 *       "device"
+                 *     ]
+                 */
+                breakdown?: components["parameters"]["Breakdown"];
             };
             header?: never;
             path: {
@@ -925,7 +1009,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["ResolverNotFound"];
             410: components["responses"]["LinkBlocked"];
             503: components["responses"]["Unavailable"];
         };

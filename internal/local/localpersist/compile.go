@@ -19,6 +19,7 @@ const (
 	stepProject
 	stepGroup
 	stepGroupCount
+	stepDedup
 )
 
 // step is one checked, binding-resolved step of a traversal.
@@ -115,7 +116,7 @@ func (c *compiler) bind(n int) error {
 	return nil
 }
 
-const supportedSteps = "hasLabel, has, limit, count, values, outE, inE, id, label, project/by, group/by, groupCount/by"
+const supportedSteps = "hasLabel, has, limit, count, dedup, values, outE, inE, id, label, project/by, group/by, groupCount/by"
 
 func (c *compiler) steps(calls []*call) ([]step, error) {
 	out := make([]step, 0, len(calls))
@@ -169,13 +170,15 @@ func (c *compiler) steps(calls []*call) ([]step, error) {
 				return nil, c.errorf(cl.args[0].pos, "limit() needs a non-negative integer, got %s", describeValue(v))
 			}
 			st.n = n
-		case "count", "id", "label":
+		case "count", "id", "label", "dedup":
 			st.kind = stepCount
 			switch cl.name {
 			case "id":
 				st.kind = stepID
 			case "label":
 				st.kind = stepLabel
+			case "dedup":
+				st.kind = stepDedup
 			}
 			if len(cl.args) != 0 {
 				return nil, c.errorf(cl.pos, "%s() takes no arguments, got %d", cl.name, len(cl.args))

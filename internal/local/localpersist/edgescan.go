@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -103,10 +104,48 @@ func (s *Store) edgeSteps(ctx context.Context, src string, steps []step, i int, 
 		case next.kind == stepGroupCount && isEdgeColumn(next.key):
 			counts, err := s.groupCountEdges(ctx, src, &sc, next, in)
 			return []any{counts}, i + 1, err
+		case distinctCountFollows(steps[i+1:]):
+			n, ok, err := s.countDistinctStrings(ctx, src, &sc, steps[i+1].key, in)
+			if err != nil || ok {
+				return []any{n}, i + 3, err
+			}
 		}
 	}
 	out, err := s.edges(ctx, src, &sc, in)
 	return out, i, err
+}
+
+// distinctCountFollows reports whether steps start with values(key).dedup().count()
+// for a key that can be written in a JSON path without quoting.
+func distinctCountFollows(steps []step) bool {
+	return len(steps) >= 3 && steps[0].kind == stepValues && steps[1].kind == stepDedup &&
+		steps[2].kind == stepCount && plainKey.MatchString(steps[0].key)
+}
+
+var plainKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+
+// countDistinctStrings answers values(key).dedup().count() over the edges sc
+// selects in SQL, reading key from each edge's properties JSON: how a unique
+// visitor is counted (visitor_ip_address has no column). Only string values are
+// counted there, where SQL and Go equality agree; ok is false when some edge holds
+// key with another type, and the caller evaluates the steps in Go instead.
+func (s *Store) countDistinctStrings(ctx context.Context, src string, sc *edgeScan, key string, in []any) (n int64, ok bool, err error) {
+	if len(in) != 1 { // distinct over several vertices' edges: one set, left to Go
+		return 0, false, nil
+	}
+	v, err := asVertex(src, sc.st, in[0])
+	if err != nil {
+		return 0, false, err
+	}
+	q, args := sc.query("properties", v.id)
+	path := "$." + key
+	var others int64
+	err = s.queryRow(ctx, "SELECT count(DISTINCT CASE WHEN t = 'text' THEN x END), count(CASE WHEN t <> 'text' THEN 1 END) "+
+		"FROM (SELECT json_type(properties, ?) AS t, properties ->> ? AS x FROM ("+q+"))", append([]any{path, path}, args...), &n, &others)
+	if err != nil {
+		return 0, false, fmt.Errorf("count distinct %s of the edges of %s: %w", key, v.id, err)
+	}
+	return n, others == 0, nil
 }
 
 func (s *Store) countEdges(ctx context.Context, src string, sc *edgeScan, in []any) (int64, error) {

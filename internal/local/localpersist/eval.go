@@ -285,6 +285,8 @@ func (s *Store) apply(ctx context.Context, src string, steps []step, in []any) (
 			}
 		case stepCount:
 			in = []any{int64(len(in))}
+		case stepDedup:
+			in, err = dedup(ctx, src, st, in)
 		case stepValues:
 			in, err = s.values(ctx, src, st, in)
 		case stepID, stepLabel:
@@ -410,6 +412,34 @@ func (s *Store) values(ctx context.Context, src string, st *step, in []any) ([]a
 		}
 		if v, ok := props[st.key]; ok {
 			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// dedup keeps the first of each run of equal traversers, in order: elements are
+// equal when their ids are, values when they are the same scalar. A map (the answer
+// of a group) cannot be compared and is refused.
+func dedup(ctx context.Context, src string, st *step, in []any) ([]any, error) {
+	seen := make(map[any]bool, len(in))
+	out := in[:0:0]
+	for _, t := range in {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		key := t
+		switch t := t.(type) {
+		case *vertex:
+			key = [2]string{"v", t.id}
+		case *edge:
+			key = [2]string{"e", t.id}
+		case nil, string, int64, bool, float64:
+		default:
+			return nil, errAt(src, st.pos, "dedup() compares vertices, edges and scalar values, found %s", typeName(t))
+		}
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, t)
 		}
 	}
 	return out, nil
