@@ -51,7 +51,7 @@ var importRules = []struct {
 		if p.group() != "core" {
 			return false
 		}
-		pure := []string{"github.com/oklog/ulid/v2", "golang.org/x/net/idna", "golang.org/x/sys/unix"}
+		pure := []string{"github.com/oklog/ulid/v2", "golang.org/x/net/idna", "golang.org/x/sys/unix", "github.com/yeqown/go-qrcode/v2"}
 		return strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") && groupOf(imp) != "core" && !slices.Contains(pure, imp)
 	}},
 	{"local/ never imports aws/", func(p pkg, imp string) bool { return p.group() == "local" && groupOf(imp) == "aws" }},

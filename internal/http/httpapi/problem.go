@@ -111,7 +111,10 @@ func problemFor(err error) Problem {
 	var blocked *shorturl.BlockedError
 	var window *shorturl.WindowError
 	var unknown *UnknownFieldError
+	var param *shorturl.ParamError
 	switch {
+	case errors.As(err, &param):
+		return NewProblem(http.StatusBadRequest, param.Rule, param.Detail)
 	case errors.As(err, &rule):
 		return NewProblem(http.StatusBadRequest, string(rule.Rule), rule.Detail)
 	case errors.As(err, &window):

@@ -20,6 +20,8 @@ const (
 	stepGroup
 	stepGroupCount
 	stepDedup
+	stepOrder
+	stepOr
 )
 
 // step is one checked, binding-resolved step of a traversal.
@@ -35,6 +37,8 @@ type step struct {
 	n      int64        // limit
 	proj   []projection // project
 	group  [2]string    // group().by(key).by(value key); groupCount().by(key) in key
+	order  []orderKey   // order().by(key[, desc])…
+	or     [][]step     // or(traversal, …): filters
 }
 
 // matches is what an equality has() step compares with: within's values, or its
@@ -116,7 +120,7 @@ func (c *compiler) bind(n int) error {
 	return nil
 }
 
-const supportedSteps = "hasLabel, has, limit, count, dedup, values, outE, inE, id, label, project/by, group/by, groupCount/by"
+const supportedSteps = "hasLabel, has, or, limit, count, dedup, values, outE, inE, id, label, order/by, project/by, group/by, groupCount/by"
 
 func (c *compiler) steps(calls []*call) ([]step, error) {
 	out := make([]step, 0, len(calls))
@@ -202,6 +206,14 @@ func (c *compiler) steps(calls []*call) ([]step, error) {
 			var n int
 			st.proj, n, err = c.project(cl, calls[i+1:])
 			i += n
+		case "order":
+			st.kind = stepOrder
+			var n int
+			st.order, n, err = c.orderBy(cl, calls[i+1:])
+			i += n
+		case "or":
+			st.kind = stepOr
+			st.or, err = c.orFilters(cl)
 		case "group":
 			st.kind = stepGroup
 			var keys []string
@@ -217,7 +229,7 @@ func (c *compiler) steps(calls []*call) ([]step, error) {
 				i++
 			}
 		case "by":
-			return nil, c.errorf(cl.pos, "by() must follow project() (one by() per key), group() (two by()) or groupCount() (one by())")
+			return nil, c.errorf(cl.pos, "by() must follow project() (one by() per key), order() (one or more), group() (two by()) or groupCount() (one by())")
 		case "V":
 			return nil, c.errorf(cl.pos, "V() is supported only as the start of a traversal, g.V()")
 		default:

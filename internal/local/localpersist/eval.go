@@ -115,8 +115,8 @@ func (rt *readTx) end() error {
 }
 
 // start answers g.V() together with the hasLabel()/has() filters that directly follow
-// it and an optional limit() after them, as one indexed SQL query (filters commute, so
-// folding them changes nothing but the cost). A count() right after them is counted in
+// it, an order() by columns and an optional limit() after them, as one indexed SQL
+// query (filters commute, so folding them changes nothing but the cost). A count() right after them is counted in
 // SQL too. It returns the traversers and the remaining steps.
 func (s *Store) start(ctx context.Context, p *plan) ([]any, []step, error) {
 	query, args, rest, ok := startQuery(p)
@@ -166,26 +166,44 @@ func (s *Store) start(ctx context.Context, p *plan) ([]any, []step, error) {
 // answered by the vertices_by_token index, an equality search on (token[, label])
 // that yields the vertex ids in order; created_at is a column. Any other has() is
 // left to apply, which compares in Go what the query found: with no token, that is
-// the whole table, or the vertices of the hasLabel() labels. A limit() is folded in
-// only when every filter was. Vertices come back ordered by id, so results are
-// deterministic. ok is false when nothing can match.
+// the whole table, or the vertices of the hasLabel() labels. sqlFilter folds
+// comparisons of the created_at and token columns, regex() on a string property and
+// or() of those; an order() by those columns after them is folded too (a listing
+// walks the vertices_by_created index newest first and stops at its limit). A
+// limit() is folded in only when every filter was. Vertices come back ordered by id
+// otherwise, so results are deterministic. ok is false when nothing can match.
 func startQuery(p *plan) (query string, args []any, rest []step, ok bool) {
 	var labelSets [][]string
 	var tokens, createdAt, later []step
+	var extra []string // conditions sqlFilter wrote, with their extraArgs
+	var extraArgs []any
 	i := 0
 filters:
 	for ; i < len(p.steps); i++ {
 		switch st := p.steps[i]; {
 		case st.kind == stepHasLabel:
 			labelSets = append(labelSets, st.labels)
-		case st.kind != stepHas:
+		case st.kind != stepHas && st.kind != stepOr:
 			break filters
-		case st.pred == nil && st.key == tokenKey && allStrings(st):
+		case st.kind == stepHas && st.pred == nil && st.key == tokenKey && allStrings(st):
 			tokens = append(tokens, st)
-		case st.pred == nil && st.key == serverProperty && st.within == nil:
+		case st.kind == stepHas && st.pred == nil && st.key == serverProperty && st.within == nil:
 			createdAt = append(createdAt, st)
 		default:
+			if c, a, ok := sqlFilter(st); ok {
+				extra = append(extra, c)
+				extraArgs = append(extraArgs, a...)
+				continue
+			}
 			later = append(later, st) // compared in Go, by apply
+		}
+	}
+	orderBy := "id"
+	if len(later) == 0 && i < len(p.steps) && p.steps[i].kind == stepOrder {
+		if ob, conds, ok := sqlOrder(p.steps[i]); ok {
+			orderBy = ob
+			extra = append(extra, conds...)
+			i++
 		}
 	}
 	limit := int64(-1)
@@ -223,13 +241,15 @@ filters:
 			args = append(args, l)
 		}
 	}
+	conds = append(conds, extra...)
+	args = append(args, extraArgs...)
 	var q strings.Builder
 	q.WriteString("SELECT id, label, created_at, properties FROM vertices")
 	if len(conds) > 0 {
 		q.WriteString(" WHERE ")
 		q.WriteString(strings.Join(conds, " AND "))
 	}
-	q.WriteString(" ORDER BY id LIMIT ?")
+	q.WriteString(" ORDER BY " + orderBy + " LIMIT ?")
 	args = append(args, limit)
 	return q.String(), args, rest, true
 }
@@ -306,6 +326,10 @@ func (s *Store) apply(ctx context.Context, src string, steps []step, in []any) (
 			in, i, err = s.edgeSteps(ctx, src, steps, i, in)
 		case stepProject:
 			in, err = s.project(ctx, src, st, in)
+		case stepOrder:
+			in, err = s.orderIn(ctx, src, st, in)
+		case stepOr:
+			in, err = s.anyOf(ctx, src, st, in)
 		case stepGroup:
 			in, err = s.groupBy(ctx, src, st, in)
 		case stepGroupCount:

@@ -164,7 +164,7 @@ func TestMigrateV3(t *testing.T) {
 	if err := rows.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"vertices_by_token"}; !cmp.Equal(indexes, want) {
+	if want := []string{"vertices_by_created", "vertices_by_token"}; !cmp.Equal(indexes, want) {
 		t.Errorf("vertex indexes after migration: %v, want %v", indexes, want)
 	}
 	checkGone(t, e, "vertex_properties")

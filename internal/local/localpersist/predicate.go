@@ -1,6 +1,7 @@
 package localpersist
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -8,19 +9,20 @@ import (
 // predicate is a comparison of TinkerPop's P, as has(key, gte(x)) writes it (the
 // Groovy script engine imports P's static methods, so gte(x) is P.gte(x)).
 type predicate struct {
-	op    string // eq, neq, gt, gte, lt, lte
-	value any    // string, int64 or bool
+	op    string         // eq, neq, gt, gte, lt, lte, regex
+	value any            // string, int64 or bool
+	re    *regexp.Regexp // regex: TextP.regex(x), Go's syntax, a string property only
 }
 
 // compareOps are the predicates of P local Persist evaluates.
-var compareOps = map[string]bool{"eq": true, "neq": true, "gt": true, "gte": true, "lt": true, "lte": true}
+var compareOps = map[string]bool{"eq": true, "neq": true, "gt": true, "gte": true, "lt": true, "lte": true, "regex": true}
 
 // predicate compiles the bare call gte(x) (or eq, neq, gt, lt, lte) given as a has()
 // value.
 func (c *compiler) predicate(cl *call, a *arg) (*predicate, error) {
 	t := a.trav
 	if len(t.calls) != 1 || !compareOps[t.calls[0].name] {
-		return nil, c.errorf(a.pos, "%s() takes a value or one of the predicates eq, neq, gt, gte, lt, lte, within here, found %s", cl.name, t.String())
+		return nil, c.errorf(a.pos, "%s() takes a value or one of the predicates eq, neq, gt, gte, lt, lte, regex, within here, found %s", cl.name, t.String())
 	}
 	p := t.calls[0]
 	if len(p.args) != 1 {
@@ -30,13 +32,27 @@ func (c *compiler) predicate(cl *call, a *arg) (*predicate, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &predicate{op: p.name, value: v}, nil
+	pr := &predicate{op: p.name, value: v}
+	if p.name == "regex" {
+		s, ok := v.(string)
+		if !ok {
+			return nil, c.errorf(p.args[0].pos, "regex() takes a string, got %s", describeValue(v))
+		}
+		if pr.re, err = regexp.Compile(s); err != nil {
+			return nil, c.errorf(p.args[0].pos, "regex(): %v", err)
+		}
+	}
+	return pr, nil
 }
 
 // test reports whether v satisfies the predicate. Values of different types never
 // compare (TinkerPop 3.6+ comparability: such a comparison is false, and neq true);
 // booleans order false before true, strings by their bytes (UTF-8 order).
 func (p *predicate) test(v any) bool {
+	if p.re != nil {
+		s, ok := v.(string)
+		return ok && p.re.MatchString(s)
+	}
 	c, ok := compareValues(v, p.value)
 	if !ok {
 		return p.op == "neq"

@@ -49,6 +49,7 @@ func schema() []string {
 	return []string{
 		verticesTable("vertices"),
 		tokenIndex,
+		createdIndex,
 		edgesTable("edges"),
 	}
 }
@@ -68,6 +69,11 @@ func verticesTable(name string) string {
 // search on (token[, label]) that yields the vertex ids in order. It is partial: a
 // vertex without a string token pays no entry.
 const tokenIndex = `CREATE INDEX IF NOT EXISTS vertices_by_token ON vertices (token, label) WHERE token IS NOT NULL`
+
+// createdIndex answers a listing, newest first: order().by('created_at', desc)
+// .by('short_url_token', desc) after hasLabel(), and its cursor, a range of
+// (created_at, token). A database of an earlier build gains it when opened.
+const createdIndex = `CREATE INDEX IF NOT EXISTS vertices_by_created ON vertices (created_at, token) WHERE token IS NOT NULL`
 
 // edgeColumnProps are the edge properties that version 3 also keeps in a column of
 // the same name, holding the value when it is a string and NULL otherwise (absent,
@@ -154,9 +160,10 @@ func migrate(ctx context.Context, db *sql.DB) (err error) {
 	case version > schemaVersion:
 		return fmt.Errorf("database schema version %d is newer than this program's %d", version, schemaVersion)
 	case version == schemaVersion:
-		added, err := addEdgeCounts(ctx, tx)
-		if err != nil || !added {
-			_ = tx.Rollback()
+		if _, err := tx.ExecContext(ctx, createdIndex); err != nil {
+			return fmt.Errorf("create index: %w", err)
+		}
+		if _, err := addEdgeCounts(ctx, tx); err != nil {
 			return err
 		}
 		return tx.Commit()
@@ -166,6 +173,9 @@ func migrate(ctx context.Context, db *sql.DB) (err error) {
 		}
 		if err := recountEdges(ctx, tx); err != nil {
 			return err
+		}
+		if _, err := tx.ExecContext(ctx, createdIndex); err != nil {
+			return fmt.Errorf("create index: %w", err)
 		}
 	default:
 		if err := execAll(ctx, tx, append(schema(), edgeIndexes()...)); err != nil {

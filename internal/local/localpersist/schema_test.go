@@ -42,7 +42,7 @@ func TestQueriesUseIndexes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := compile(script, root, map[string]any{"token": "7BTadEDkJ8"})
+		p, err := compile(script, root, map[string]any{"token": "7BTadEDkJ8", "at": "2026-12-01T09:00:00.000Z", "after": "7BTadEDkJ8"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,6 +92,10 @@ func TestQueriesUseIndexes(t *testing.T) {
 			"SCAN vertices", false, true},
 		{"hasLabel", func() (string, []any) { return startPlan("g.V().hasLabel('short_url')") },
 			"SCAN vertices", false, true},
+		{"listing, page 1", func() (string, []any) { return startPlan(listPage1) },
+			"SCAN vertices USING INDEX vertices_by_created", false, true},
+		{"listing, a later page", func() (string, []any) { return startPlan(listLater) },
+			"SEARCH vertices USING INDEX vertices_by_created (created_at<?)", false, false},
 		{"outE count", func() (string, []any) { return countEdges(stepOutE, "short_url_visited") },
 			"SEARCH edges USING COVERING INDEX edges_out (out_v=? AND label=?)", false, false},
 		{"inE count, edges between vertices", func() (string, []any) { return countEdges(stepInE, "short_url_visited") },
