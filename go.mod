@@ -28,6 +28,7 @@ require (
 	github.com/hashicorp/hcl/v2 v2.25.0
 	github.com/makiuchi-d/gozxing v0.1.1
 	github.com/miekg/dns v1.1.73
+	github.com/mileusna/useragent v1.3.5
 	github.com/oapi-codegen/nethttp-middleware v1.3.1
 	github.com/oapi-codegen/runtime v1.9.0
 	github.com/oklog/ulid/v2 v2.1.2

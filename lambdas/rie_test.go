@@ -206,14 +206,24 @@ func TestLambdasUnderRIE(t *testing.T) {
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("GET /links/%s/stats: status %d, body %s", got.Token, resp.StatusCode, resp.Body)
 		}
-		var stats struct {
-			Token  string            `json:"token"`
-			Clicks *int64            `json:"clicks"`
-			ByDay  []json.RawMessage `json:"by_day"`
+		type statsBody struct {
+			Token     string            `json:"token"`
+			Clicks    *int64            `json:"clicks"`
+			Unique    *int64            `json:"unique_visitors"`
+			ByDay     []json.RawMessage `json:"by_day"`
+			Breakdown map[string][]any  `json:"breakdown"`
 		}
+		var stats statsBody
 		decodeStrict(t, resp.Body, &stats)
-		if stats.Token != got.Token || stats.Clicks == nil || *stats.Clicks != 0 || len(stats.ByDay) != 30 {
-			t.Errorf("stats %s, want token %s, clicks 0 and 30 days", resp.Body, got.Token)
+		if stats.Token != got.Token || stats.Clicks == nil || *stats.Clicks != 0 || stats.Unique == nil || *stats.Unique != 0 || len(stats.ByDay) != 30 || stats.Breakdown != nil {
+			t.Errorf("stats %s, want token %s, clicks 0, unique visitors 0 and 30 days", resp.Body, got.Token)
+		}
+		// Issue 41: the breakdown, asked for, lists each dimension (empty: no clicks).
+		resp = issue.api(t, event(t, "issue", "stats.json", recordedToken, got.Token, `"rawQueryString": ""`, `"rawQueryString": "breakdown=browser,os,device"`))
+		stats = statsBody{}
+		decodeStrict(t, resp.Body, &stats)
+		if resp.StatusCode != http.StatusOK || len(stats.Breakdown) != 3 || stats.Breakdown["browser"] == nil {
+			t.Errorf("stats with a breakdown: %d %s", resp.StatusCode, resp.Body)
 		}
 		resp = issue.api(t, event(t, "issue", "stats_window.json", recordedToken, got.Token))
 		checkProblem(t, "stats_window.json", resp, http.StatusBadRequest, "urn:linoone:problem:stats-window-order")
@@ -318,8 +328,11 @@ func TestLambdasUnderRIE(t *testing.T) {
 			{"invalid characters", "abc.de_fgh"},
 		} {
 			n := bus.count()
-			resp := resolve.api(t, event(t, "resolve", "resolve.json", recordedToken, tt.token))
+			// An API client gets the problem; the recorded browser (issue 41) a page.
+			resp := resolve.api(t, event(t, "resolve", "resolve.json", recordedToken, tt.token, recordedAccept, "application/json"))
 			checkProblem(t, tt.name, resp, http.StatusNotFound, "urn:linoone:problem:not-found")
+			resp = resolve.api(t, event(t, "resolve", "resolve.json", recordedToken, tt.token))
+			checkPage(t, tt.name+", browser", resp, http.StatusNotFound, "Link not found")
 			if entries := bus.since(n); len(entries) != 0 {
 				t.Errorf("%s: a click was published: %+v", tt.name, entries)
 			}
@@ -430,9 +443,11 @@ func TestLambdasUnderRIE(t *testing.T) {
 			link = seedLink(t, pc)
 		}
 		n := bus.count()
-		resp := resolveDenied.api(t, event(t, "resolve", "resolve.json", recordedToken, string(link.Token)))
+		resp := resolveDenied.api(t, event(t, "resolve", "resolve.json", recordedToken, string(link.Token), recordedAccept, "*/*"))
 		resolveDenied.logInit(t)
 		checkProblem(t, "blocked link", resp, http.StatusGone, "urn:linoone:problem:link-blocked")
+		page := resolveDenied.api(t, event(t, "resolve", "resolve.json", recordedToken, string(link.Token)))
+		checkPage(t, "blocked link, browser", page, http.StatusGone, "Link taken down")
 		if !strings.Contains(resp.Body, "host rule") {
 			t.Errorf("the problem does not name the rule kind: %s", resp.Body)
 		}
@@ -866,6 +881,30 @@ func checkProblem(t *testing.T, what string, resp events.APIGatewayV2HTTPRespons
 	decodeStrict(t, resp.Body, &p)
 	if p.Type != problemType || p.Status != status || p.Title != http.StatusText(status) || p.Detail == "" {
 		t.Errorf("%s: problem %s, want type %s and status %d", what, resp.Body, problemType, status)
+	}
+}
+
+// recordedAccept is the Accept header of the recorded resolve events: a browser's.
+const recordedAccept = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
+// checkPage checks a resolver's page for a browser: the status, a self-contained
+// HTML page under a strict Content-Security-Policy, kept by no cache.
+func checkPage(t *testing.T, what string, resp events.APIGatewayV2HTTPResponse, status int, title string) {
+	t.Helper()
+	if resp.StatusCode != status || header(resp, "Content-Type") != "text/html; charset=utf-8" {
+		t.Errorf("%s: %d %q, want %d and a page; body %s", what, resp.StatusCode, header(resp, "Content-Type"), status, resp.Body)
+		return
+	}
+	for name, want := range map[string]string{"Cache-Control": "no-store", "Vary": "Accept"} {
+		if got := header(resp, name); got != want {
+			t.Errorf("%s: %s %q, want %q", what, name, got, want)
+		}
+	}
+	if csp := header(resp, "Content-Security-Policy"); !strings.HasPrefix(csp, "default-src 'none'; style-src 'sha256-") {
+		t.Errorf("%s: Content-Security-Policy %q", what, csp)
+	}
+	if !strings.Contains(resp.Body, "<h1>"+title+"</h1>") || strings.Contains(strings.ToLower(resp.Body), "<script") {
+		t.Errorf("%s: page %s", what, resp.Body)
 	}
 }
 

@@ -45,6 +45,31 @@ func visitsQuery(tok string, bounds []string) string {
 	return b.String()
 }
 
+// uniquesQuery counts the distinct visitor addresses of a short URL's clicks in the
+// window ("w") and on each of its days ("u<i>"); only the counts leave Persist. It is
+// a query of its own: with visitsQuery's, the longest window's script would pass
+// the 64 KiB a Gremlin server takes (Gremlin Server's default maxContentLength).
+func uniquesQuery(tok string, bounds []string) string {
+	var b strings.Builder
+	b.WriteString("g.V().hasLabel('short_url').has('short_url_token', " + tok + ").limit(2)")
+	b.WriteString(".project('short_url_token','w'")
+	for i := range len(bounds) - 1 {
+		fmt.Fprintf(&b, ",'u%d'", i)
+	}
+	b.WriteString(").by('short_url_token')" + distinctVisitors(bounds[0], bounds[len(bounds)-1]))
+	for i := range len(bounds) - 1 {
+		b.WriteString(distinctVisitors(bounds[i], bounds[i+1]))
+	}
+	return b.String()
+}
+
+// distinctVisitors is the by() of a project key counting the distinct visitor
+// addresses of the clicks from bound from to bound to: the count leaves Persist, the
+// addresses do not.
+func distinctVisitors(from, to string) string {
+	return ".by(__.outE('short_url_visited').has('effective_at', gte(" + from + ")).has('effective_at', lt(" + to + ")).values('visitor_ip_address').dedup().count())"
+}
+
 // timeoutFor is the time operation op may take: reading a busy link's click window
 // takes Persist longer than a lookup, so visits get five times the per-call timeout.
 func timeoutFor(op string, d time.Duration) time.Duration {
@@ -118,13 +143,34 @@ func (c *Client) Visits(ctx context.Context, tok shorturl.Token, w shorturl.Wind
 			return shorturl.Visits{}, &shorturl.WindowError{Rule: shorturl.WindowDate, Detail: "the window's dates are not YYYY-MM-DD"}
 		}
 	}
+	// Uniques first: clicks are only ever added, so each day's distinct visitors,
+	// read before its clicks, never exceed them.
+	uniques, err := c.windowQuery(ctx, uniquesQuery, tok, bounds)
+	if err != nil {
+		return shorturl.Visits{}, err
+	}
+	row, err := c.windowQuery(ctx, visitsQuery, tok, bounds)
+	if err != nil {
+		return shorturl.Visits{}, err
+	}
+	row["uniques"] = uniques
+	v, err := visitsOf(tok, row, len(bounds)-1)
+	if err != nil {
+		return shorturl.Visits{}, &Error{Op: "visits", Kind: KindMalformed, Err: err}
+	}
+	return v, nil
+}
+
+// windowQuery runs query over tok and a window's bounds, bound or inlined, and
+// returns the one short URL's row.
+func (c *Client) windowQuery(ctx context.Context, query func(tok string, bounds []string) string, tok shorturl.Token, bounds []string) (map[string]any, error) {
 	var body []byte
 	if c.inline {
 		quoted := make([]string, len(bounds))
 		for i, d := range bounds {
 			quoted[i] = quote(d)
 		}
-		body = gremlinBody(visitsQuery(quote(string(tok)), quoted), "")
+		body = gremlinBody(query(quote(string(tok)), quoted), "")
 	} else {
 		names := make([]string, len(bounds))
 		bindings := make(map[string]string, len(bounds)+1)
@@ -136,30 +182,29 @@ func (c *Client) Visits(ctx context.Context, tok shorturl.Token, w shorturl.Wind
 		b, err := json.Marshal(struct {
 			Gremlin  string            `json:"gremlin"`
 			Bindings map[string]string `json:"bindings"`
-		}{visitsQuery("token", names), bindings})
+		}{query("token", names), bindings})
 		if err != nil {
-			return shorturl.Visits{}, &Error{Op: "visits", Err: err}
+			return nil, &Error{Op: "visits", Err: err}
 		}
 		body = b
 	}
 	data, err := c.gremlin(ctx, "visits", body)
 	if err != nil {
-		return shorturl.Visits{}, err
+		return nil, err
 	}
 	rows, err := rowsOf("visits", data)
 	switch {
 	case err != nil:
-		return shorturl.Visits{}, fmt.Errorf("token %s: %w", tok, err)
+		return nil, fmt.Errorf("token %s: %w", tok, err)
 	case len(rows) == 0:
-		return shorturl.Visits{}, shorturl.ErrNotFound
+		return nil, shorturl.ErrNotFound
 	case len(rows) > 1:
-		return shorturl.Visits{}, fmt.Errorf("token %s: persist holds several short_url vertices: %w: %w", tok, shorturl.ErrNotFound, shorturl.ErrInvalidStored)
+		return nil, fmt.Errorf("token %s: persist holds several short_url vertices: %w: %w", tok, shorturl.ErrNotFound, shorturl.ErrInvalidStored)
 	}
-	v, err := visitsOf(tok, rows[0], len(bounds)-1)
-	if err != nil {
-		return shorturl.Visits{}, &Error{Op: "visits", Kind: KindMalformed, Err: err}
+	if got, _ := rows[0]["short_url_token"].(string); got != string(tok) {
+		return nil, &Error{Op: "visits", Kind: KindMalformed, Err: fmt.Errorf("token %s: persist answered another vertex (%q)", tok, got)}
 	}
-	return v, nil
+	return rows[0], nil
 }
 
 // visitsOf reads visitsQuery's row: the token, an all-time count and, per day, a
@@ -173,6 +218,9 @@ func visitsOf(tok shorturl.Token, m map[string]any, days int) (shorturl.Visits, 
 		return shorturl.Visits{}, fmt.Errorf("token %s: clicks is %v, want a count", tok, m["clicks"])
 	}
 	v := shorturl.Visits{Total: n, PerDay: make([]map[string]int64, days)}
+	if err := uniquesOf(m["uniques"], &v, days); err != nil {
+		return shorturl.Visits{}, fmt.Errorf("token %s: %w", tok, err)
+	}
 	for i := range v.PerDay {
 		key := fmt.Sprintf("d%d", i)
 		groups, ok := m[key].(map[string]any)
@@ -194,6 +242,33 @@ func visitsOf(tok shorturl.Token, m map[string]any, days int) (shorturl.Visits, 
 		}
 	}
 	return v, nil
+}
+
+// uniquesOf reads the uniques key of visitsQuery's row into v: a g:Map of the
+// window's ("w") and each day's ("u<i>") distinct visitor counts.
+func uniquesOf(raw any, v *shorturl.Visits, days int) error {
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return fmt.Errorf("uniques is %T, want g:Map", raw)
+	}
+	count := func(key string) (int64, error) {
+		n, ok := m[key].(int64)
+		if !ok || n < 0 {
+			return 0, fmt.Errorf("uniques: %s is %v, want a count", key, m[key])
+		}
+		return n, nil
+	}
+	var err error
+	if v.Unique, err = count("w"); err != nil {
+		return err
+	}
+	v.UniquePerDay = make([]int64, days)
+	for i := range v.UniquePerDay {
+		if v.UniquePerDay[i], err = count(fmt.Sprintf("u%d", i)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // quote writes a whitelisted value (a token, a YYYY-MM-DD day) as a Groovy literal.

@@ -1,8 +1,11 @@
 package shorturl
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -101,6 +104,11 @@ type Visits struct {
 	// PerDay has one entry per day of the window, oldest first (see Window.Bounds):
 	// that day's clicks by user agent. A missing or nil entry is a day without clicks.
 	PerDay []map[string]int64
+	// Unique is the number of distinct visitor addresses of the window's clicks, and
+	// UniquePerDay that of each day's (a missing entry is a day without clicks). The
+	// addresses themselves are never read back.
+	Unique       int64
+	UniquePerDay []int64
 }
 
 // Bounds are the days+1 bounds of the window's days for effective_at, YYYY-MM-DD:
@@ -120,6 +128,7 @@ type DayClicks struct {
 	Day      time.Time
 	Clicks   int64
 	Previews int64
+	Unique   int64
 }
 
 // ByDay lists the clicks of every day of w, oldest first, days without clicks
@@ -129,6 +138,9 @@ func (v Visits) ByDay(w Window, isPreview func(userAgent string) bool) []DayClic
 	previews := make(map[string]bool)
 	for i := range days {
 		days[i].Day = w.From.AddDate(0, 0, i)
+		if i < len(v.UniquePerDay) {
+			days[i].Unique = v.UniquePerDay[i]
+		}
 		if i >= len(v.PerDay) {
 			continue
 		}
@@ -145,4 +157,43 @@ func (v Visits) ByDay(w Window, isPreview func(userAgent string) bool) []DayClic
 		}
 	}
 	return days
+}
+
+// ClassCount is how many clicks one class of a breakdown (a browser, an operating
+// system, a kind of device) had.
+type ClassCount struct {
+	Name   string
+	Clicks int64
+}
+
+// MaxClasses is how many classes a breakdown lists.
+const MaxClasses = 10
+
+// Breakdown counts the window's clicks that are not previews by the class classify
+// gives their user agent, and lists the MaxClasses classes with the most clicks,
+// ties by name. classify and isPreview are asked once per distinct user agent.
+func (v Visits) Breakdown(isPreview func(userAgent string) bool, classify func(userAgent string) string) []ClassCount {
+	byUA := make(map[string]int64)
+	for _, day := range v.PerDay {
+		for ua, n := range day {
+			byUA[ua] += n
+		}
+	}
+	byClass := make(map[string]int64)
+	for ua, n := range byUA {
+		if !isPreview(ua) {
+			byClass[classify(ua)] += n
+		}
+	}
+	out := make([]ClassCount, 0, len(byClass))
+	for name, n := range byClass {
+		out = append(out, ClassCount{Name: name, Clicks: n})
+	}
+	slices.SortFunc(out, func(a, b ClassCount) int {
+		if c := cmp.Compare(b.Clicks, a.Clicks); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out[:min(len(out), MaxClasses)]
 }

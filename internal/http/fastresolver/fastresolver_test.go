@@ -205,6 +205,7 @@ func readRedirect(br *bufio.Reader, method string) error {
 // and the click recorded, with the same visitor.
 func TestAnswersAsNetHTTP(t *testing.T) {
 	const ua = "User-Agent: Mozilla/5.0 (test)\r\n"
+	const browser = "Accept: text/html,application/xhtml+xml,*/*;q=0.8\r\n"
 	host := "Host: s.example.com\r\n"
 	for _, tc := range []struct {
 		name, raw string
@@ -218,6 +219,11 @@ func TestAnswersAsNetHTTP(t *testing.T) {
 		{"HEAD is a check", "HEAD /" + string(known.Token) + " HTTP/1.1\r\n" + host + ua + "\r\n", 302, 0},
 		{"escaped token", "GET /%37BTadEDkJ8 HTTP/1.1\r\n" + host + ua + "\r\n", 302, 1},
 		{"unknown token", "GET /AAAAAAAAAA HTTP/1.1\r\n" + host + ua + "\r\n", 404, 0},
+		{"unknown token, browser", "GET /AAAAAAAAAA HTTP/1.1\r\n" + host + ua + browser + "\r\n", 404, 0},
+		{"short token, browser", "GET /AAAA HTTP/1.1\r\n" + host + ua + browser + "\r\n", 404, 0},
+		{"markup, browser", "GET /%3Cb%3E HTTP/1.1\r\n" + host + ua + browser + "\r\n", 404, 0},
+		{"HEAD unknown token, browser", "HEAD /AAAAAAAAAA HTTP/1.1\r\n" + host + ua + browser + "\r\n", 404, 0},
+		{"redirect, browser", "GET /" + string(known.Token) + " HTTP/1.1\r\n" + host + ua + browser + "\r\n", 302, 1},
 		{"HEAD unknown token", "HEAD /AAAAAAAAAA HTTP/1.1\r\n" + host + ua + "\r\n", 404, 0},
 		{"short token", "GET /AAAA HTTP/1.1\r\n" + host + ua + "\r\n", 404, 0},
 		{"not base62", "GET /AAAAA_AAAA HTTP/1.1\r\n" + host + ua + "\r\n", 404, 0},
@@ -619,5 +625,28 @@ func TestShutdownAtStartEndsServe(t *testing.T) {
 			t.Fatal(err)
 		}
 		ended(fmt.Sprintf("start %d", i), served)
+	}
+}
+
+// TestPagesForBrowsers: the fast path answers a browser's 404 with the resolver's
+// page and any other client with the problem (TestAnswersAsNetHTTP holds the bytes
+// equal to net/http's).
+func TestPagesForBrowsers(t *testing.T) {
+	addr, _, _ := serveFast(t, false)
+	for accept, want := range map[string]string{
+		"text/html,application/xhtml+xml,*/*;q=0.8": "text/html; charset=utf-8",
+		"application/json":                          "application/problem+json",
+		"*/*":                                       "application/problem+json",
+	} {
+		res, body := exchange(t, addr, "GET /AAAAAAAAAA HTTP/1.1\r\nHost: s.example.com\r\nAccept: "+accept+"\r\n\r\n")
+		if res.StatusCode != http.StatusNotFound || res.Header.Get("Content-Type") != want || res.Header.Get("Vary") != "Accept" {
+			t.Errorf("Accept %s: %d %q Vary %q", accept, res.StatusCode, res.Header.Get("Content-Type"), res.Header.Get("Vary"))
+		}
+		if isPage := strings.HasPrefix(string(body), "<!doctype html>"); isPage != strings.HasPrefix(want, "text/html") {
+			t.Errorf("Accept %s: body %s", accept, body)
+		}
+		if strings.HasPrefix(want, "text/html") && !strings.Contains(res.Header.Get("Content-Security-Policy"), "default-src 'none'") {
+			t.Errorf("no strict CSP: %q", res.Header.Get("Content-Security-Policy"))
+		}
 	}
 }

@@ -482,7 +482,7 @@ func TestLinkStats(t *testing.T) {
 	st.clicks[known.Token] = 3
 	h, _ := newManagementAPI(t, st, time.Now)
 	res, body := do(t, h, signed(t, http.MethodGet, "/links/7BTadEDkJ8/stats", "", nil, creds, time.Now()))
-	if res.StatusCode != http.StatusOK || !strings.HasPrefix(string(body), `{"by_day":[`) || !strings.HasSuffix(strings.TrimSpace(string(body)), `],"clicks":3,"token":"7BTadEDkJ8"}`) {
+	if res.StatusCode != http.StatusOK || !strings.HasPrefix(string(body), `{"by_day":[`) || !strings.HasSuffix(strings.TrimSpace(string(body)), `],"clicks":3,"token":"7BTadEDkJ8","unique_visitors":0}`) {
 		t.Fatalf("%d %s", res.StatusCode, body)
 	}
 	for path, want := range map[string]int{"/links/AAAAAAAAAA/stats": 404, "/links/bad/stats": 404, "/links/7BTadEDk-8/stats": 404} {

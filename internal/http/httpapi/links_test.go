@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -34,17 +35,22 @@ func (s *store) Visits(ctx context.Context, tok shorturl.Token, w shorturl.Windo
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	bounds := w.Bounds()
-	v := shorturl.Visits{Total: s.clicks[tok], PerDay: make([]map[string]int64, w.Days())}
+	v := shorturl.Visits{Total: s.clicks[tok], PerDay: make([]map[string]int64, w.Days()), UniquePerDay: make([]int64, w.Days())}
+	// The fake keeps no addresses: each user agent stands for one visitor.
+	inWindow := map[string]bool{}
 	for i := range v.PerDay {
 		v.PerDay[i] = map[string]int64{}
 		for ua, times := range s.visits[tok] {
 			for _, at := range times {
 				if at >= bounds[i] && at < bounds[i+1] { // what Persist's query selects
 					v.PerDay[i][ua]++
+					inWindow[ua] = true
 				}
 			}
 		}
+		v.UniquePerDay[i] = int64(len(v.PerDay[i]))
 	}
+	v.Unique = int64(len(inWindow))
 	return v, nil
 }
 
@@ -150,10 +156,33 @@ func TestLinkStatsByDay(t *testing.T) {
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("status %d: %s", res.StatusCode, body)
 	}
-	want := `{"by_day":[{"clicks":2,"date":"2026-11-01","previews":1},{"clicks":0,"date":"2026-11-02","previews":0},` +
-		`{"clicks":3,"date":"2026-11-03","previews":1}],"clicks":7,"token":"7BTadEDkJ8"}`
+	want := `{"by_day":[{"clicks":2,"date":"2026-11-01","previews":1,"unique_visitors":2},{"clicks":0,"date":"2026-11-02","previews":0,"unique_visitors":0},` +
+		`{"clicks":3,"date":"2026-11-03","previews":1,"unique_visitors":2}],"clicks":7,"token":"7BTadEDkJ8","unique_visitors":3}`
 	if got := strings.TrimSpace(string(body)); got != want {
 		t.Fatalf("body\n got %s\nwant %s", got, want)
+	}
+	// A breakdown counts the window's clicks that are not previews.
+	res, body = do(t, h, signed(t, http.MethodGet, "/links/7BTadEDkJ8/stats?from=2026-11-01&to=2026-11-03&breakdown=browser,os,device", "", nil, creds, time.Now()))
+	var b struct {
+		Breakdown map[string][]struct {
+			Name   string `json:"name"`
+			Clicks int64  `json:"clicks"`
+		} `json:"breakdown"`
+	}
+	if err := json.Unmarshal(body, &b); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("%d %s %v", res.StatusCode, body, err)
+	}
+	wantB := fmt.Sprint(map[string]any{"browser": "[{Chrome 3}]", "os": "[{Linux 3}]", "device": "[{desktop 3}]"})
+	gotB := map[string]any{}
+	for k, v := range b.Breakdown {
+		gotB[k] = fmt.Sprint(v)
+	}
+	if fmt.Sprint(gotB) != wantB {
+		t.Fatalf("breakdown %s, want %s", gotB, wantB)
+	}
+	res, body = do(t, h, signed(t, http.MethodGet, "/links/7BTadEDkJ8/stats?from=2026-11-01&to=2026-11-03&breakdown=os", "", nil, creds, time.Now()))
+	if !strings.Contains(string(body), `"breakdown":{"os":[{"clicks":3,"name":"Linux"}]}`) {
+		t.Fatalf("os only: %d %s", res.StatusCode, body)
 	}
 
 	// The default window: the last 30 days, today (UTC) included.
@@ -196,6 +225,10 @@ func TestLinkStatsBadWindow(t *testing.T) {
 		{"empty", "from=", 400, httpapi.CodeInvalidRequest},
 		{"from twice", "from=2026-11-01&from=2026-11-02", 400, httpapi.CodeInvalidRequest},
 		{"to twice", "to=2026-11-01&to=2026-11-01", 400, httpapi.CodeInvalidRequest},
+		{"unknown breakdown", "breakdown=browser,colour", 400, httpapi.CodeInvalidRequest},
+		{"empty breakdown", "breakdown=", 400, httpapi.CodeInvalidRequest},
+		{"breakdown twice", "breakdown=os&breakdown=os", 400, httpapi.CodeInvalidRequest},
+		{"breakdown repeated", "breakdown=os,os", 400, httpapi.CodeInvalidRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

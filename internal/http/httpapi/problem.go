@@ -71,34 +71,47 @@ func WriteProblem(w http.ResponseWriter, p Problem) {
 // Fallback answers paths and methods that no operation serves: 405 with Allow when
 // the path is known under another method, 404 otherwise.
 func Fallback(allow func(path string) string) http.Handler {
+	return fallback(allow, writeProblem)
+}
+
+// problemWriter answers a problem; the resolver's also answers a browser with a page.
+type problemWriter func(http.ResponseWriter, *http.Request, Problem)
+
+func writeProblem(w http.ResponseWriter, _ *http.Request, p Problem) { WriteProblem(w, p) }
+
+func fallback(allow func(path string) string, write problemWriter) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if a := allow(r.URL.Path); a != "" {
 			w.Header().Set("Allow", a)
-			WriteProblem(w, NewProblem(http.StatusMethodNotAllowed, CodeMethod, r.Method+" is not allowed on this path; allowed: "+a))
+			write(w, r, NewProblem(http.StatusMethodNotAllowed, CodeMethod, r.Method+" is not allowed on this path; allowed: "+a))
 			return
 		}
-		WriteProblem(w, NewProblem(http.StatusNotFound, CodeNotFound, "no such resource"))
+		write(w, r, NewProblem(http.StatusNotFound, CodeNotFound, "no such resource"))
 	})
 }
 
 // ErrorHandlers returns the generated code's error hooks answered as problems.
 func ErrorHandlers(log *slog.Logger, paramStatus int) (param, request, response func(http.ResponseWriter, *http.Request, error)) {
+	return errorHandlers(log, paramStatus, writeProblem)
+}
+
+func errorHandlers(log *slog.Logger, paramStatus int, write problemWriter) (param, request, response func(http.ResponseWriter, *http.Request, error)) {
 	param = func(w http.ResponseWriter, r *http.Request, err error) {
 		if paramStatus == http.StatusNotFound {
-			WriteProblem(w, NewProblem(http.StatusNotFound, CodeNotFound, "no such resource"))
+			write(w, r, NewProblem(http.StatusNotFound, CodeNotFound, "no such resource"))
 			return
 		}
-		WriteProblem(w, NewProblem(paramStatus, CodeInvalidRequest, "invalid parameter"))
+		write(w, r, NewProblem(paramStatus, CodeInvalidRequest, "invalid parameter"))
 	}
 	request = func(w http.ResponseWriter, r *http.Request, err error) {
-		WriteProblem(w, NewProblem(http.StatusBadRequest, CodeInvalidRequest, "request body is not valid JSON"))
+		write(w, r, NewProblem(http.StatusBadRequest, CodeInvalidRequest, "request body is not valid JSON"))
 	}
 	response = func(w http.ResponseWriter, r *http.Request, err error) {
 		p := problemFor(err)
 		if p.Status >= http.StatusInternalServerError || errors.Is(err, shorturl.ErrInvalidStored) {
 			log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "status", p.Status, "err", err)
 		}
-		WriteProblem(w, p)
+		write(w, r, p)
 	}
 	return param, request, response
 }

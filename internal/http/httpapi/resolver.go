@@ -63,17 +63,17 @@ func NewResolver(d ResolverDeps) *ResolverHandler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	param, request, response := ErrorHandlers(log, http.StatusNotFound)
+	param, request, response := errorHandlers(log, http.StatusNotFound, writeResolverProblem)
 	strict := resolver.NewStrictHandlerWithOptions(resolverServer{r: d.Resolver, log: log, health: d.Health},
 		[]resolver.StrictMiddlewareFunc{withVisit},
 		resolver.StrictHTTPServerOptions{RequestErrorHandlerFunc: request, ResponseErrorHandlerFunc: response})
 	mux := http.NewServeMux()
-	mux.Handle("/", Fallback(func(path string) string {
+	mux.Handle("/", fallback(func(path string) string {
 		if path == "/healthz" || (len(path) > 1 && !strings.Contains(path[1:], "/")) {
 			return "GET, HEAD"
 		}
 		return ""
-	}))
+	}, writeResolverProblem))
 	return &ResolverHandler{r: d.Resolver, fail: response,
 		generated: resolver.HandlerWithOptions(strict, resolver.StdHTTPServerOptions{BaseRouter: mux, ErrorHandlerFunc: param})}
 }

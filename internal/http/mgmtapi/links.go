@@ -88,9 +88,12 @@ func (s managementServer) GetLinkStats(ctx context.Context, req management.GetLi
 		return nil, err
 	}
 	days := v.ByDay(w, isPreview)
-	res := management.GetLinkStats200JSONResponse{Token: string(tok), Clicks: v.Total, ByDay: make([]management.DayClicks, len(days))}
+	res := management.GetLinkStats200JSONResponse{Token: string(tok), Clicks: v.Total, UniqueVisitors: v.Unique, ByDay: make([]management.DayClicks, len(days))}
 	for i, d := range days {
-		res.ByDay[i] = management.DayClicks{Date: openapi_types.Date{Time: d.Day}, Clicks: d.Clicks, Previews: d.Previews}
+		res.ByDay[i] = management.DayClicks{Date: openapi_types.Date{Time: d.Day}, Clicks: d.Clicks, Previews: d.Previews, UniqueVisitors: d.Unique}
+	}
+	if req.Params.Breakdown != nil {
+		res.Breakdown = breakdown(v, *req.Params.Breakdown)
 	}
 	return res, nil
 }
@@ -107,4 +110,29 @@ func (s managementServer) ListLinks(context.Context, management.ListLinksRequest
 // GetLinkQR is not implemented yet.
 func (s managementServer) GetLinkQR(context.Context, management.GetLinkQRRequestObject) (management.GetLinkQRResponseObject, error) {
 	return nil, errNotYet
+}
+
+// breakdown counts the window's clicks that are not previews by the dimensions asked
+// for (validated against the spec's enum before the handler runs).
+func breakdown(v shorturl.Visits, dims []string) *management.ClickBreakdown {
+	top := func(class func(uaClass) string) *[]management.ClassCount {
+		cs := v.Breakdown(isPreview, func(ua string) string { return class(classes.of(ua)) })
+		out := make([]management.ClassCount, len(cs))
+		for i, c := range cs {
+			out[i] = management.ClassCount{Name: c.Name, Clicks: c.Clicks}
+		}
+		return &out
+	}
+	var b management.ClickBreakdown
+	for _, d := range dims {
+		switch management.GetLinkStatsParamsBreakdown(d) {
+		case management.Browser:
+			b.Browser = top(func(c uaClass) string { return c.browser })
+		case management.Os:
+			b.Os = top(func(c uaClass) string { return c.os })
+		case management.Device:
+			b.Device = top(func(c uaClass) string { return c.device })
+		}
+	}
+	return &b
 }
