@@ -159,6 +159,7 @@ var usages = map[string]string{
 	"block":            blockUsage,
 	"unblock":          unblockUsage,
 	"blocked":          blockedUsage,
+	"console":          consoleUsage,
 	"capacity":         capacityUsage,
 	"smoke":            smokeUsage,
 	"inspect":          inspectUsage,

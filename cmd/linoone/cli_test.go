@@ -19,7 +19,7 @@ import (
 
 // commands are every subcommand of linoone.
 var commands = []string{"serve", "shorten", "status", "dlq", "replay", "recover", "consume",
-	"block", "unblock", "blocked", "discover", "capacity", "version", "inspect", "stats", "smoke", serve.ChildCommand}
+	"block", "unblock", "blocked", "console", "discover", "capacity", "version", "inspect", "stats", "smoke", "links", "qr", serve.ChildCommand}
 
 // runCLI runs linoone in-process with an empty environment but for a data dir.
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {

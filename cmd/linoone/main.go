@@ -10,6 +10,7 @@
 //	linoone consume        deliver the local bus into Persist apart from serve
 //	linoone block RULE     add a rule to the local deny list (unblock removes it)
 //	linoone blocked        list the local deny list, or --check URL against it
+//	linoone console        a loopback web console that signs for the operator
 //	linoone discover …     decide how the resolver is reached on AWS (read-only)
 //	linoone capacity …     capacity, latency and cost model of the AWS deployment
 //	linoone smoke …        check a deployed environment from outside and time it
@@ -56,6 +57,7 @@ commands:
   block RULE            deny-list a host, '*.domain' or URL prefix (serve applies it within 2 s)
   unblock RULE          remove a rule from the deny list
   blocked [--check URL] list the deny list's rules, or say whether URL is blocked and by which rule
+  console [--open]      a web console on loopback that signs management calls for you
   discover --domain D   infrastructure discovery for a custom domain (read-only, AWS)
   capacity [--avg N …]  capacity, latency and cost model of the AWS deployment (docs/capacity.md)
   smoke …               check a deployed environment from outside (--from-terraform DIR); time it
@@ -109,6 +111,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = blockCmd(args[0], args[1:], getenv, stdout)
 	case "blocked":
 		err = blockedCmd(args[1:], getenv, stdout, stderr)
+	case "console":
+		err = consoleCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "discover":
 		return discoverCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "capacity":

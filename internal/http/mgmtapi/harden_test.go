@@ -24,7 +24,7 @@ import (
 func TestHealthCountsMalformedDenyListLines(t *testing.T) {
 	var h denylist.Holder
 	e := newEnv(t, func(d *mgmtapi.ManagementDeps) {
-		d.DenyList = func() interface{ Malformed() int } { return h.List() }
+		d.DenyList = &h
 	})
 	if got, want := e.health(t), `{"deny_list_malformed":0,"status":"ok"}`; got != want {
 		t.Errorf("no list: %s, want %s", got, want)

@@ -183,9 +183,7 @@ var rejectedScripts = []struct {
 	{"triple quotes", "g.V().has('k', '''x''')", "triple-quoted strings are not supported"},
 	{"comment", "g.V() // all", "comments are not supported"},
 	{"unexpected character", "g.V().has('k', @x)", "unexpected character '@'"},
-	{"position on a later line", "g.V()
-  .hasLabel('a')
-  .drop()", "step drop() is not supported (supported steps: hasLabel, has, or, limit, count, dedup, values, outE, inE, id, label, order/by, project/by, group/by, groupCount/by) at line 3, column 4"},
+	{"position on a later line", "g.V()\n  .hasLabel('a')\n  .drop()", "step drop() is not supported (supported steps: hasLabel, has, or, limit, count, dedup, values, outE, inE, id, label, order/by, project/by, group/by, groupCount/by) at line 3, column 4"},
 	{"outE on an integer", "g.V().count().outE('x')", "outE() applies to vertices, found an integer"},
 	{"values on an integer", "g.V().count().values('k')", "values() applies to vertices and edges, found an integer"},
 	{"project on an integer", "g.V().count().project('a').by('k')", "project() applies to vertices and edges, found an integer"},
