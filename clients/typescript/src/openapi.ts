@@ -465,7 +465,9 @@ export interface components {
              *     `click-delivery`: the inline consumer's last attempt to deliver the
              *     journal into Persist failed, and it retries while the clicks wait in the
              *     journal; `deny-list`: lines of the deny list are malformed and ignored
-             *     (`deny_list_malformed`), so what they were meant to block is not blocked.
+             *     (`deny_list_malformed`), so what they were meant to block is not blocked;
+             *     `disk-low`: the data dir's file system has less free space than
+             *     `LINOONE_DISK_LOW_PERCENT` (default 5 %).
              */
             degraded?: string[];
             /**
