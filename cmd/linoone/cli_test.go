@@ -234,7 +234,7 @@ func TestUnexpectedAnswersFail(t *testing.T) {
 	}{
 		{[]string{"shorten", "https://example.com/a"}, "unexpected answer from POST " + srv.URL + "/shorten: 201 lacks token, short_url: "},
 		{[]string{"shorten", "--json", "https://example.com/a"}, "unexpected answer from POST " + srv.URL + "/shorten: 201 lacks token, short_url: "},
-		{[]string{"inspect", "7BTadEDkJ8"}, "unexpected answer from GET " + srv.URL + "/links/7BTadEDkJ8: 200 lacks token, short_url, target_url: "},
+		{[]string{"inspect", "7BTadEDkJ8"}, "unexpected answer from GET " + srv.URL + "/links/7BTadEDkJ8: 200 lacks token, short_url, target_url, blocked: "},
 		{[]string{"stats", "--json", "7BTadEDkJ8"}, "unexpected answer from GET " + srv.URL + "/links/7BTadEDkJ8/stats: 200 lacks by_day[0] (lacks previews): "},
 	} {
 		var out, errOut bytes.Buffer
@@ -255,7 +255,7 @@ func TestAnswersArePrintedPrintable(t *testing.T) {
 		if r.URL.Path == "/shorten" {
 			w.WriteHeader(http.StatusCreated)
 		}
-		_ = json.NewEncoder(w).Encode(map[string]string{"token": "7BTadEDkJ8",
+		_ = json.NewEncoder(w).Encode(map[string]any{"token": "7BTadEDkJ8", "blocked": false,
 			"short_url": "https://s.example/7BTadEDkJ8" + evil, "target_url": "https://t.example/" + evil})
 	}))
 	defer srv.Close()

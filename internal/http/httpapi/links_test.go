@@ -68,8 +68,8 @@ func TestGetLink(t *testing.T) {
 		status     int
 		body       string
 	}{
-		{"with created_at", "/links/7BTadEDkJ8", 200, `{"created_at":"2026-11-30T09:12:44.12Z","short_url":"https://s.example.com/7BTadEDkJ8","target_url":"https://example.com/landing?message_id=msg_123","token":"7BTadEDkJ8"}`},
-		{"without created_at", "/links/AAAAAAAAAB", 200, `{"short_url":"https://s.example.com/AAAAAAAAAB","target_url":"https://example.org/","token":"AAAAAAAAAB"}`},
+		{"with created_at", "/links/7BTadEDkJ8", 200, `{"blocked":false,"created_at":"2026-11-30T09:12:44.12Z","short_url":"https://s.example.com/7BTadEDkJ8","target_url":"https://example.com/landing?message_id=msg_123","token":"7BTadEDkJ8"}`},
+		{"without created_at", "/links/AAAAAAAAAB", 200, `{"blocked":false,"short_url":"https://s.example.com/AAAAAAAAAB","target_url":"https://example.org/","token":"AAAAAAAAAB"}`},
 		{"unknown", "/links/AAAAAAAAAA", 404, ""},
 		{"malformed", "/links/7BTadEDk-8", 404, ""},
 		{"too short", "/links/7BTadEDkJ", 404, ""},

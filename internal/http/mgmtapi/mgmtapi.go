@@ -124,7 +124,7 @@ func NewManagement(d ManagementDeps) (http.Handler, error) {
 		switch {
 		case path == "/shorten", path == "/shorten/batch":
 			return "POST"
-		case path == "/healthz", path == "/links", isLinkPath(path):
+		case path == "/links", isLinkPath(path):
 			// As the contract and the API Gateway routes: a HEAD finds no route (404).
 			return "GET"
 		}
