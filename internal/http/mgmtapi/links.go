@@ -2,7 +2,6 @@ package mgmtapi
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	openapi_types "github.com/oapi-codegen/runtime/types"
@@ -14,37 +13,7 @@ import (
 
 // isPreview classifies a click's User-Agent when stats are read, never when a click
 // is stored: a link preview or a crawler by crawlerdetect's list.
-var isPreview = previews.classify
-
-// previews remembers crawlerdetect's verdicts: a user agent costs one match of its
-// list (about a quarter of a millisecond), and the same few user agents come back in
-// every stats answer. Bounded: when full it forgets everything and refills.
-var previews = previewCache{seen: map[string]bool{}, detect: crawlerdetect.IsCrawler}
-
-const previewCacheSize = 10_000
-
-type previewCache struct {
-	mu     sync.Mutex
-	seen   map[string]bool
-	detect func(userAgent string) bool
-}
-
-func (c *previewCache) classify(userAgent string) bool {
-	c.mu.Lock()
-	v, ok := c.seen[userAgent]
-	c.mu.Unlock()
-	if ok {
-		return v
-	}
-	v = c.detect(userAgent)
-	c.mu.Lock()
-	if len(c.seen) >= previewCacheSize {
-		clear(c.seen)
-	}
-	c.seen[userAgent] = v
-	c.mu.Unlock()
-	return v
-}
+var isPreview = newVerdictCache(crawlerdetect.IsCrawler).of
 
 // GetLink answers where a token goes without visiting it: no click is recorded.
 func (s managementServer) GetLink(ctx context.Context, req management.GetLinkRequestObject) (management.GetLinkResponseObject, error) {

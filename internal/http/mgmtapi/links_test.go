@@ -5,24 +5,24 @@ import (
 	"testing"
 )
 
-func TestPreviewCacheAsksOncePerUserAgentAndStaysBounded(t *testing.T) {
+func TestVerdictCacheAsksOncePerUserAgentAndStaysBounded(t *testing.T) {
 	calls := map[string]int{}
-	c := previewCache{seen: map[string]bool{}, detect: func(ua string) bool { calls[ua]++; return ua == "Slackbot" }}
+	c := newVerdictCache(func(ua string) bool { calls[ua]++; return ua == "Slackbot" })
 	for range 3 {
-		if !c.classify("Slackbot") || c.classify("Mozilla/5.0") {
+		if !c.of("Slackbot") || c.of("Mozilla/5.0") {
 			t.Fatal("a verdict changed")
 		}
 	}
 	if calls["Slackbot"] != 1 || calls["Mozilla/5.0"] != 1 {
 		t.Fatalf("detector calls %v, want one per user agent", calls)
 	}
-	for i := range previewCacheSize + 5 {
-		c.classify(fmt.Sprint("agent ", i))
+	for i := range verdictCacheSize + 5 {
+		c.of(fmt.Sprint("agent ", i))
 	}
-	if len(c.seen) > previewCacheSize {
-		t.Fatalf("%d verdicts kept, at most %d", len(c.seen), previewCacheSize)
+	if len(c.seen) > verdictCacheSize {
+		t.Fatalf("%d verdicts kept, at most %d", len(c.seen), verdictCacheSize)
 	}
-	if !c.classify("Slackbot") {
+	if !c.of("Slackbot") {
 		t.Fatal("a forgotten verdict came back different")
 	}
 }

@@ -1,7 +1,6 @@
 package mgmtapi
 
 import (
-	"sync"
 	"unicode/utf8"
 
 	"github.com/mileusna/useragent"
@@ -11,38 +10,13 @@ import (
 // system and kind of device, each "unknown" when the parser cannot tell.
 type uaClass struct{ browser, os, device string }
 
-// classes remembers the parser's verdicts, as previews remembers crawlerdetect's:
-// the same few User-Agents come back in every stats answer. Bounded: when full it
-// forgets everything and refills.
+// classes remembers the parser's verdicts, as isPreview does crawlerdetect's.
 //
 // github.com/mileusna/useragent rather than github.com/medama-io/go-useragent: it is
 // two files of token matching with no dependency and nothing to build at start-up,
 // where medama embeds a trie it loads when the package initialises, which the Issue
 // function (serving stats on AWS) would pay at every cold start.
-var classes = classCache{seen: map[string]uaClass{}, parse: classify}
-
-type classCache struct {
-	mu    sync.Mutex
-	seen  map[string]uaClass
-	parse func(userAgent string) uaClass
-}
-
-func (c *classCache) of(userAgent string) uaClass {
-	c.mu.Lock()
-	v, ok := c.seen[userAgent]
-	c.mu.Unlock()
-	if ok {
-		return v
-	}
-	v = c.parse(userAgent)
-	c.mu.Lock()
-	if len(c.seen) >= previewCacheSize {
-		clear(c.seen)
-	}
-	c.seen[userAgent] = v
-	c.mu.Unlock()
-	return v
-}
+var classes = newVerdictCache(classify)
 
 // maxClassName bounds a class name: the parser falls back to the User-Agent's own
 // words for a browser it does not know, which a visitor writes freely.

@@ -23,19 +23,3 @@ func TestClassify(t *testing.T) {
 		}
 	}
 }
-
-func TestClassCacheBounded(t *testing.T) {
-	calls := 0
-	c := classCache{seen: map[string]uaClass{}, parse: func(string) uaClass { calls++; return uaClass{} }}
-	c.of("a")
-	c.of("a")
-	if calls != 1 {
-		t.Fatalf("parsed %d times", calls)
-	}
-	for i := range previewCacheSize + 5 {
-		c.of(strings.Repeat("b", i+1))
-	}
-	if len(c.seen) > previewCacheSize {
-		t.Fatalf("cache holds %d verdicts", len(c.seen))
-	}
-}
