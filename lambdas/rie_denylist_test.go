@@ -63,13 +63,16 @@ func TestDenyListColdStartUnderRIE(t *testing.T) {
 		"LINOONE_DENYLIST_REFRESH=10s",
 	})
 	ev := event(t, "resolve", "resolve.json", recordedToken, string(link.Token))
+	apiEv := event(t, "resolve", "resolve.json", recordedToken, string(link.Token), recordedAccept, "application/json")
 
 	// The first read is throttled: the function starts and redirects, nothing blocked.
 	checkRedirect(t, "first read throttled", fn.api(t, ev), link.Target)
 	if n := reads.Load(); n != 1 {
 		t.Errorf("%d GetParameter calls at start, want 1: a throttled read is not retried by the SDK", n)
 	}
-	if !regexp.MustCompile(`"` + metrics.DenyListMissing + `":1[,}]`).MatchString(fn.out.String()) {
+	if !eventually(func() bool {
+		return regexp.MustCompile(`"` + metrics.DenyListMissing + `":1[,}]`).MatchString(fn.out.String())
+	}) {
 		t.Errorf("no EMF line counting the request in %s:\n%s", metrics.DenyListMissing, fn.out.String())
 	}
 	if !strings.Contains(fn.out.String(), "none loaded yet") {
@@ -98,7 +101,7 @@ func TestDenyListColdStartUnderRIE(t *testing.T) {
 	state.Store("ok")
 	deadline := time.Now().Add(8 * time.Second)
 	for {
-		resp := fn.api(t, ev)
+		resp := fn.api(t, apiEv)
 		if resp.StatusCode == http.StatusGone {
 			checkProblem(t, "blocked after the retry", resp, http.StatusGone, "urn:linoone:problem:link-blocked")
 			break

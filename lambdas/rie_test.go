@@ -234,6 +234,7 @@ func TestLambdasUnderRIE(t *testing.T) {
 			ShortURL  string `json:"short_url"`
 			TargetURL string `json:"target_url"`
 			CreatedAt string `json:"created_at"`
+			Blocked   bool   `json:"blocked"`
 		}
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("GET /links/%s: status %d, body %s", got.Token, resp.StatusCode, resp.Body)
