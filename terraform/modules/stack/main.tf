@@ -294,7 +294,8 @@ module "management_api" {
   # Issuance, inspection and stats are SigV4-signed (AWS_IAM); the liveness probe is
   # public (it reveals nothing and load balancers/monitors cannot sign), and so is the
   # contract: GET /openapi.yaml and its HTML reference GET /docs (NONE: reachable from
-  # the internet, as every route of an HTTP API is).
+  # the internet, as every route of an HTTP API is). Each public GET has its HEAD
+  # twin, unsigned too: the server answers it as GET without a body, as locally.
   routes = {
     "POST /shorten" = {
       function_name      = module.issue.function_name
@@ -316,7 +317,22 @@ module "management_api" {
       invoke_arn         = module.issue.invoke_arn
       authorization_type = "AWS_IAM"
     }
+    "GET /links" = {
+      function_name      = module.issue.function_name
+      invoke_arn         = module.issue.invoke_arn
+      authorization_type = "AWS_IAM"
+    }
+    "GET /links/{token}/qr" = {
+      function_name      = module.issue.function_name
+      invoke_arn         = module.issue.invoke_arn
+      authorization_type = "AWS_IAM"
+    }
     "GET /healthz" = {
+      function_name      = module.issue.function_name
+      invoke_arn         = module.issue.invoke_arn
+      authorization_type = "NONE"
+    }
+    "HEAD /healthz" = {
       function_name      = module.issue.function_name
       invoke_arn         = module.issue.invoke_arn
       authorization_type = "NONE"
@@ -326,7 +342,17 @@ module "management_api" {
       invoke_arn         = module.issue.invoke_arn
       authorization_type = "NONE"
     }
+    "HEAD /openapi.yaml" = {
+      function_name      = module.issue.function_name
+      invoke_arn         = module.issue.invoke_arn
+      authorization_type = "NONE"
+    }
     "GET /docs" = {
+      function_name      = module.issue.function_name
+      invoke_arn         = module.issue.invoke_arn
+      authorization_type = "NONE"
+    }
+    "HEAD /docs" = {
       function_name      = module.issue.function_name
       invoke_arn         = module.issue.invoke_arn
       authorization_type = "NONE"
