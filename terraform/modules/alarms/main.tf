@@ -2,11 +2,12 @@
 # meaning and first action: terraform/README.md, "Alarms"): the click DLQ pair, every
 # function's errors, throttles and p99 duration, the resolve function's concurrency
 # near its reservation, the APIs' 5xx and the resolver's 4xx rate (a stage throttle
-# answers 429), replay failures, and the click facts that missed the bus, which the
-# functions report as CloudWatch EMF metrics. Missing data is OK (EMF metrics exist
-# only once something happened). An alarm fires when datapoints_to_alarm of its
-# evaluation_periods breach, so a single noisy minute does not page anyone; losing
-# a click and a message in the deadletter queue alarm on the first datapoint.
+# answers 429), replay failures, the deny list unreadable or missing, and the click
+# facts that missed the bus, which the functions report as CloudWatch EMF metrics.
+# Missing data is OK (EMF metrics exist only once something happened). An alarm fires
+# when datapoints_to_alarm of its evaluation_periods breach, so a single noisy minute
+# does not page anyone; losing a click and a message in the deadletter queue alarm on
+# the first datapoint.
 
 locals {
   actions = var.alarm_sns_topic_arn == "" ? [] : [var.alarm_sns_topic_arn]
