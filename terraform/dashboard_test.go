@@ -324,6 +324,13 @@ func TestAlarmsPeopleCanActOn(t *testing.T) {
 			t.Errorf("alarm %s fires on one datapoint: want a sustained breach (datapoints_to_alarm ≥ 2)", label)
 		}
 	}
+	// No deny list at all means takedowns are off: it pages on 2 of 3 one-minute
+	// periods, sooner than the sustained alarms.
+	if a, ok := alarms["denylist-missing"]; !ok {
+		t.Error(`no "denylist-missing" alarm`)
+	} else if a.Metric != "DenyListMissing" || a.Period != 60 || a.Periods != 3 || a.Datapoints != 2 {
+		t.Errorf("alarm denylist-missing: %s over %v of %v periods of %v s, want DenyListMissing over 2 of 3 periods of 60 s", a.Metric, a.Datapoints, a.Periods, a.Period)
+	}
 	labels := slices.Collect(maps.Keys(alarms))
 	labels = append(labels, "resolver-4xx-rate") // the metric-math alarm
 	for _, want := range []string{"resolve-duration-p99", "issue-duration-p99", "resolve-concurrency", "management-5xx", "resolver-5xx",

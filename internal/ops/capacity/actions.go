@@ -94,9 +94,9 @@ func alarms(p Profile, d Deployment, fs Figures, r Report) []Alarm {
 	if quota.Known() {
 		out = append(out, Alarm{Metric: "AWS/Lambda ConcurrentExecutions (account), Maximum per minute", Threshold: math.Round(alarmAt * quota.V),
 			Why: "80 % of the account's concurrency quota"})
-		// A budget at or past the function's timeout is never the limit: a
+		// A budget at or past the resolve function's timeout is never the limit: a
 		// redirect is cut off before it could spend it, and the alarm could not fire.
-		if budget := maxResolveMs(r.Functions[0], r.Functions[1], quota); !math.IsNaN(budget.V) && budget.V < 1000*d.Terraform.APITimeoutSeconds {
+		if budget := maxResolveMs(r.Functions[0], r.Functions[1], quota); !math.IsNaN(budget.V) && budget.V < 1000*d.Terraform.ResolveTimeoutSeconds {
 			out = append(out, Alarm{Metric: "AWS/Lambda Duration (resolve), p50 per 5 minutes, ms", Threshold: math.Round(alarmAt*budget.V*10) / 10,
 				Why: fmt.Sprintf("at %s redirects/s the concurrency quota holds while a redirect averages ≤ %s", count(p.PeakRedirects), ms(budget.V))})
 		}

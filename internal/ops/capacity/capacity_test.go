@@ -138,6 +138,7 @@ func TestTerraformDrift(t *testing.T) {
 		got := map[string]string{
 			"aws_region": tf.Region, "publish_timeout": tf.PublishTimeout, "metrics_namespace": tf.MetricsNamespace,
 			"function_memory_mb": f(tf.FunctionMemoryMB), "api_timeout_seconds": f(tf.APITimeoutSeconds),
+			"resolve_timeout_seconds":          f(tf.ResolveTimeoutSeconds),
 			"log_retention_days":               f(tf.LogRetentionDays),
 			"resolver_throttling_rate_limit":   f(tf.ResolverRateLimit),
 			"resolver_throttling_burst_limit":  f(tf.ResolverBurstLimit),
@@ -298,8 +299,8 @@ func TestDurationAlarmWithinTheTimeout(t *testing.T) {
 		for _, a := range r.Alarms {
 			if a.Metric == duration {
 				found = true
-				if a.Threshold >= 1000*d.Terraform.APITimeoutSeconds {
-					t.Errorf("peak %v: Duration alarm at %v ms, past the %v s timeout", tt.peak, a.Threshold, d.Terraform.APITimeoutSeconds)
+				if a.Threshold >= 1000*d.Terraform.ResolveTimeoutSeconds {
+					t.Errorf("peak %v: Duration alarm at %v ms, past resolve's %v s timeout", tt.peak, a.Threshold, d.Terraform.ResolveTimeoutSeconds)
 				}
 			}
 		}
@@ -351,5 +352,45 @@ func TestPerMillionAtZeroTraffic(t *testing.T) {
 	}
 	if zero, tiny := per(0), per(1e-6); math.Abs(zero-tiny) > 1e-6 {
 		t.Fatalf("per million redirects: %v at no traffic, %v at almost none", zero, tiny)
+	}
+}
+
+// TestDurationAlarmUsesResolveTimeout: the Duration alarm is about the resolve
+// function, so its timeout (resolve_timeout_seconds) decides whether the budget is
+// reachable, not the issue function's api_timeout_seconds.
+func TestDurationAlarmUsesResolveTimeout(t *testing.T) {
+	d, err := DefaultDeployment("prod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const duration = "AWS/Lambda Duration (resolve), p50 per 5 minutes, ms"
+	evaluate := func(d Deployment) (threshold float64, found bool) {
+		t.Helper()
+		r, err := Evaluate(Profile{Name: "t", AvgRedirects: 20_000, PeakRedirects: 100_000, Links: 1000, Zipf: 1}, d, NewFigures("us-east-1"), SimOptions{Requests: 10_000, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range r.Alarms {
+			if a.Metric == duration {
+				return a.Threshold, true
+			}
+		}
+		return 0, false
+	}
+	d.Terraform.ResolveTimeoutSeconds, d.Terraform.APITimeoutSeconds = 30, 30
+	threshold, found := evaluate(d)
+	if !found {
+		t.Fatal("no Duration alarm with 30 s timeouts")
+	}
+	budgetS := threshold / alarmAt / 1000
+	// Resolve times out before the budget; issue's timeout stays far above it.
+	d.Terraform.ResolveTimeoutSeconds, d.Terraform.APITimeoutSeconds = budgetS/2, 30
+	if _, found := evaluate(d); found {
+		t.Errorf("Duration alarm proposed for a %.3f s budget past resolve's %.3f s timeout", budgetS, budgetS/2)
+	}
+	// And the other way round: a short issue timeout does not hide the alarm.
+	d.Terraform.ResolveTimeoutSeconds, d.Terraform.APITimeoutSeconds = 30, budgetS/2
+	if _, found := evaluate(d); !found {
+		t.Errorf("no Duration alarm with resolve's 30 s timeout (issue's %.3f s must not count)", budgetS/2)
 	}
 }

@@ -13,16 +13,17 @@ import (
 // TerraformDefaults are the defaults of one environment's variables that the model
 // uses (terraform/envs/<env>/variables.tf; generated into terraform_gen.go).
 type TerraformDefaults struct {
-	Region               string  // aws_region ("" when the variable is required)
-	FunctionMemoryMB     float64 // function_memory_mb
-	APITimeoutSeconds    float64 // api_timeout_seconds
-	PublishTimeout       string  // publish_timeout, a Go duration
-	LogRetentionDays     float64 // log_retention_days
-	ResolverRateLimit    float64 // resolver_throttling_rate_limit
-	ResolverBurstLimit   float64 // resolver_throttling_burst_limit
-	ManagementRateLimit  float64 // management_throttling_rate_limit
-	ManagementBurstLimit float64 // management_throttling_burst_limit
-	MetricsNamespace     string  // metrics_namespace
+	Region                string  // aws_region ("" when the variable is required)
+	FunctionMemoryMB      float64 // function_memory_mb
+	APITimeoutSeconds     float64 // api_timeout_seconds: the issue function's timeout
+	ResolveTimeoutSeconds float64 // resolve_timeout_seconds: the resolve function's timeout
+	PublishTimeout        string  // publish_timeout, a Go duration
+	LogRetentionDays      float64 // log_retention_days
+	ResolverRateLimit     float64 // resolver_throttling_rate_limit
+	ResolverBurstLimit    float64 // resolver_throttling_burst_limit
+	ManagementRateLimit   float64 // management_throttling_rate_limit
+	ManagementBurstLimit  float64 // management_throttling_burst_limit
+	MetricsNamespace      string  // metrics_namespace
 }
 
 // Deployment is the settings of the stack being modelled.

@@ -51,6 +51,7 @@ module "stack" {
   log_retention_days                = var.log_retention_days
   publish_timeout                   = var.publish_timeout
   dlq_timeout                       = var.dlq_timeout
+  denylist_refresh                  = var.denylist_refresh
   metrics_namespace                 = var.metrics_namespace
   api_timeout_seconds               = var.api_timeout_seconds
   replay_timeout_seconds            = var.replay_timeout_seconds

@@ -97,6 +97,12 @@ variable "dlq_timeout" {
   default     = "100ms"
 }
 
+variable "denylist_refresh" {
+  description = "How often each resolve and issue instance reads the deny list parameter again, as a Go duration in [10s, 15m] (`LINOONE_DENYLIST_REFRESH`). SSM GetParameter calls/s = instances ÷ interval."
+  type        = string
+  default     = "1m"
+}
+
 variable "metrics_namespace" {
   description = "CloudWatch namespace of the functions' EMF metrics (`LINOONE_METRICS_NAMESPACE`) and of their alarms."
   type        = string

@@ -2,18 +2,21 @@
 # meaning and first action: terraform/README.md, "Alarms"): the click DLQ pair, every
 # function's errors, throttles and p99 duration, the resolve function's concurrency
 # near its reservation, the APIs' 5xx and the resolver's 4xx rate (a stage throttle
-# answers 429), replay failures, and the click facts that missed the bus, which the
-# functions report as CloudWatch EMF metrics. Missing data is OK (EMF metrics exist
-# only once something happened). An alarm fires when datapoints_to_alarm of its
-# evaluation_periods breach, so a single noisy minute does not page anyone; losing
-# a click and a message in the deadletter queue alarm on the first datapoint.
+# answers 429), replay failures, the deny list unreadable or missing, and the click
+# facts that missed the bus, which the functions report as CloudWatch EMF metrics.
+# Missing data is OK (EMF metrics exist only once something happened). An alarm fires
+# when datapoints_to_alarm of its evaluation_periods breach, so a single noisy minute
+# does not page anyone; losing a click and a message in the deadletter queue alarm on
+# the first datapoint.
 
 locals {
   actions = var.alarm_sns_topic_arn == "" ? [] : [var.alarm_sns_topic_arn]
 
-  # Evaluation shapes: sustained (3 of 5 one-minute periods), or at once.
+  # Evaluation shapes: sustained (3 of 5 one-minute periods), prompt (2 of 3), or at once.
   sustained = { period = 60, evaluation_periods = 5, datapoints_to_alarm = 3 }
   at_once   = { period = 300, evaluation_periods = 1, datapoints_to_alarm = 1 }
+  # Faster than sustained but still not one minute: 2 of 3 one-minute periods.
+  prompt = { period = 60, evaluation_periods = 3, datapoints_to_alarm = 2 }
 
   queue_alarms = {
     "click-dlq-depth" = merge(local.sustained, {
@@ -143,6 +146,16 @@ locals {
       description = "The issue or resolve function could not read the deny list from SSM; the previous list stays in force, so new takedowns are not applied."
       namespace   = var.metrics_namespace
       metric_name = "DenyListUnreadable"
+      statistic   = "Sum"
+      threshold   = 0
+      dimensions  = { Environment = var.environment }
+    })
+    # Requests served with no deny list at all (none was ever loaded): takedowns and
+    # issuance refusals are off, not merely late, so it pages sooner than a stale list.
+    "denylist-missing" = merge(local.prompt, {
+      description = "The issue or resolve function served requests with no deny list loaded: blocked targets are issued and taken-down links redirect."
+      namespace   = var.metrics_namespace
+      metric_name = "DenyListMissing"
       statistic   = "Sum"
       threshold   = 0
       dimensions  = { Environment = var.environment }

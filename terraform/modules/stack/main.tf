@@ -27,8 +27,8 @@ locals {
   # at start: changing one changes the function's configuration, and Lambda starts new
   # instances, which read the new value. Hashed from the variables and locals the values
   # come from: a parameter's `value` attribute is sensitive and would hide the whole
-  # environment in plans. The deny list (read again every 30 s) and the idempotency
-  # secret (put out of band) are not Terraform's values and are left out.
+  # environment in plans. The deny list (read again every denylist_refresh) and the
+  # idempotency secret (put out of band) are not Terraform's values and are left out.
   # The Persist routes each function may call: resolve only looks up
   # (POST /persist/gremlin); issue also ingests. persist_api_execution_arn ends with
   # /persist/* (validated).
@@ -120,6 +120,7 @@ module "issue" {
     LINOONE_PERSIST_INLINE_LITERALS  = tostring(var.persist_inline_literals)
     LINOONE_RESOLVER_BASE_URL_PARAM  = aws_ssm_parameter.resolver_base_url.name
     LINOONE_DENYLIST_PARAM           = aws_ssm_parameter.denylist.name
+    LINOONE_DENYLIST_REFRESH         = var.denylist_refresh
     LINOONE_METRICS_NAMESPACE        = var.metrics_namespace
     LINOONE_IDEMPOTENCY_SECRET_PARAM = aws_ssm_parameter.idempotency_secret.name
     LINOONE_CONFIG_REVISION          = local.issue_config_revision
@@ -168,6 +169,7 @@ module "resolve" {
     LINOONE_DLQ_TIMEOUT             = var.dlq_timeout
     LINOONE_METRICS_NAMESPACE       = var.metrics_namespace
     LINOONE_DENYLIST_PARAM          = aws_ssm_parameter.denylist.name
+    LINOONE_DENYLIST_REFRESH        = var.denylist_refresh
     LINOONE_CONFIG_REVISION         = local.resolve_config_revision
   })
 
@@ -294,7 +296,8 @@ module "management_api" {
   # Issuance, inspection and stats are SigV4-signed (AWS_IAM); the liveness probe is
   # public (it reveals nothing and load balancers/monitors cannot sign), and so is the
   # contract: GET /openapi.yaml and its HTML reference GET /docs (NONE: reachable from
-  # the internet, as every route of an HTTP API is).
+  # the internet, as every route of an HTTP API is). Each public GET has its HEAD
+  # twin, unsigned too: the server answers it as GET without a body, as locally.
   routes = {
     "POST /shorten" = {
       function_name      = module.issue.function_name
@@ -316,7 +319,22 @@ module "management_api" {
       invoke_arn         = module.issue.invoke_arn
       authorization_type = "AWS_IAM"
     }
+    "GET /links" = {
+      function_name      = module.issue.function_name
+      invoke_arn         = module.issue.invoke_arn
+      authorization_type = "AWS_IAM"
+    }
+    "GET /links/{token}/qr" = {
+      function_name      = module.issue.function_name
+      invoke_arn         = module.issue.invoke_arn
+      authorization_type = "AWS_IAM"
+    }
     "GET /healthz" = {
+      function_name      = module.issue.function_name
+      invoke_arn         = module.issue.invoke_arn
+      authorization_type = "NONE"
+    }
+    "HEAD /healthz" = {
       function_name      = module.issue.function_name
       invoke_arn         = module.issue.invoke_arn
       authorization_type = "NONE"
@@ -326,7 +344,17 @@ module "management_api" {
       invoke_arn         = module.issue.invoke_arn
       authorization_type = "NONE"
     }
+    "HEAD /openapi.yaml" = {
+      function_name      = module.issue.function_name
+      invoke_arn         = module.issue.invoke_arn
+      authorization_type = "NONE"
+    }
     "GET /docs" = {
+      function_name      = module.issue.function_name
+      invoke_arn         = module.issue.invoke_arn
+      authorization_type = "NONE"
+    }
+    "HEAD /docs" = {
       function_name      = module.issue.function_name
       invoke_arn         = module.issue.invoke_arn
       authorization_type = "NONE"

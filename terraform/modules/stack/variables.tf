@@ -104,6 +104,22 @@ variable "publish_timeout" {
   }
 }
 
+variable "denylist_refresh" {
+  description = "How often each resolve and issue instance reads the deny list parameter again, as a Go duration in [10s, 15m] (`LINOONE_DENYLIST_REFRESH`): a takedown is in force within it. SSM GetParameter calls/s = instances ÷ interval."
+  type        = string
+
+  validation {
+    # A Go duration from 10s to 15m, the bounds the functions enforce (a value they
+    # refuse would stop every function at its start).
+    condition = can(regex("^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$", var.denylist_refresh)) && try(alltrue([
+      for ms in [sum([for p in regexall("([0-9]+(?:\\.[0-9]+)?)(ns|us|µs|ms|s|m|h)", var.denylist_refresh) :
+      tonumber(p[0]) * { ns = 1e-6, us = 1e-3, "µs" = 1e-3, ms = 1, s = 1000, m = 60000, h = 3600000 }[p[1]]])] :
+      ms >= 10000 && ms <= 900000
+    ]), false)
+    error_message = "denylist_refresh must be a Go duration from 10s to 15m, such as 30s or 1m."
+  }
+}
+
 variable "dlq_timeout" {
   description = "How long the resolver waits for SQS SendMessage to the click DLQ before logging the click fact whole, as a Go duration (`LINOONE_DLQ_TIMEOUT`). With publish_timeout it is the click budget a degraded bus adds to a redirect."
   type        = string

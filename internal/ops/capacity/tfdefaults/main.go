@@ -22,6 +22,7 @@ var fields = []struct{ field, variable string }{
 	{"Region", "aws_region"},
 	{"FunctionMemoryMB", "function_memory_mb"},
 	{"APITimeoutSeconds", "api_timeout_seconds"},
+	{"ResolveTimeoutSeconds", "resolve_timeout_seconds"},
 	{"PublishTimeout", "publish_timeout"},
 	{"LogRetentionDays", "log_retention_days"},
 	{"ResolverRateLimit", "resolver_throttling_rate_limit"},
