@@ -17,6 +17,22 @@ type Link struct {
 	// CreatedAt is when Persist stored it (its server-managed property); zero when
 	// Persist returned none.
 	CreatedAt time.Time
+	// Blocked says the target matched the deny list in force when the link was
+	// read: the resolver answers 410 for it.
+	Blocked bool
+}
+
+// linkOf is the Link of the API's answer, or false when it lacks a field every
+// link has.
+func linkOf(l management.Link) (Link, bool) {
+	if l.Token == "" || l.ShortURL == "" || l.TargetURL == "" {
+		return Link{}, false
+	}
+	link := Link{Token: l.Token, ShortURL: l.ShortURL, TargetURL: l.TargetURL, Blocked: l.Blocked}
+	if l.CreatedAt != nil {
+		link.CreatedAt = *l.CreatedAt
+	}
+	return link, true
 }
 
 // Inspect reads the short URL of token with GET /links/{token}, without visiting
@@ -33,13 +49,12 @@ func (c *Client) Inspect(ctx context.Context, token string) (Link, error) {
 	if err != nil {
 		return Link{}, fmt.Errorf("%s: %w", call, err)
 	}
-	l := r.JSON200
-	if l == nil || l.Token == "" || l.ShortURL == "" || l.TargetURL == "" {
+	if r.JSON200 == nil {
 		return Link{}, unexpected(call, r.StatusCode(), r.Body)
 	}
-	link := Link{Token: l.Token, ShortURL: l.ShortURL, TargetURL: l.TargetURL}
-	if l.CreatedAt != nil {
-		link.CreatedAt = *l.CreatedAt
+	link, ok := linkOf(*r.JSON200)
+	if !ok {
+		return Link{}, unexpected(call, r.StatusCode(), r.Body)
 	}
 	return link, nil
 }
@@ -50,7 +65,26 @@ type Stats struct {
 	Clicks         int64       // every click recorded, all time
 	UniqueVisitors int64       // distinct visitor addresses of the window's clicks
 	ByDay          []DayClicks // every UTC day of the window, oldest first
+	// Browsers, OSes and Devices count the window's clicks that are not previews
+	// by class, most clicks first, at most ten each; nil unless WithBreakdown
+	// asked for that dimension.
+	Browsers, OSes, Devices []ClassClicks
 }
+
+// ClassClicks are the clicks of one class of a breakdown, such as the browser
+// "Chrome" or the device "mobile"; "unknown" is a User-Agent the server cannot
+// place.
+type ClassClicks struct {
+	Name   string
+	Clicks int64
+}
+
+// Dimensions of a breakdown, for WithBreakdown.
+const (
+	Browser = "browser"
+	OS      = "os"
+	Device  = "device"
+)
 
 // DayClicks are the clicks of one UTC day.
 type DayClicks struct {
@@ -65,7 +99,14 @@ type DayClicks struct {
 type StatsOption func(*statsCall)
 
 type statsCall struct {
-	from, to *string
+	from, to  *string
+	breakdown []string
+}
+
+// WithBreakdown asks for the window's clicks counted by each of dims: Browser,
+// OS, Device.
+func WithBreakdown(dims ...string) StatsOption {
+	return func(c *statsCall) { c.breakdown = append(c.breakdown, dims...) }
 }
 
 // WithWindow asks for the UTC days from from to to, both included (at most 366
@@ -91,6 +132,9 @@ func (c *Client) Stats(ctx context.Context, token string, opts ...StatsOption) (
 		o(&sc)
 	}
 	params := management.GetLinkStatsParams{From: sc.from, To: sc.to}
+	if len(sc.breakdown) > 0 {
+		params.Breakdown = &sc.breakdown
+	}
 	call := "GET /links/" + token + "/stats"
 	res, err := c.do(ctx, call, c.retry.attempts, func(ctx context.Context) (*http.Response, error) {
 		return c.api.GetLinkStats(ctx, token, &params)
@@ -110,5 +154,20 @@ func (c *Client) Stats(ctx context.Context, token string, opts ...StatsOption) (
 	for i, d := range s.ByDay {
 		out.ByDay[i] = DayClicks{Date: d.Date.Time, Clicks: d.Clicks, Previews: d.Previews, UniqueVisitors: d.UniqueVisitors}
 	}
+	if b := s.Breakdown; b != nil {
+		out.Browsers, out.OSes, out.Devices = classes(b.Browser), classes(b.Os), classes(b.Device)
+	}
 	return out, nil
+}
+
+// classes converts one dimension of a breakdown; nil when it is absent.
+func classes(cs *[]management.ClassCount) []ClassClicks {
+	if cs == nil {
+		return nil
+	}
+	out := make([]ClassClicks, len(*cs))
+	for i, c := range *cs {
+		out[i] = ClassClicks{Name: c.Name, Clicks: c.Clicks}
+	}
+	return out
 }

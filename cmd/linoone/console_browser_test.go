@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/linoone/linoone/internal/app/serve"
+	"github.com/linoone/linoone/internal/testutil/qrdecode"
 	"github.com/linoone/linoone/internal/testutil/syncbuf"
 	"github.com/linoone/linoone/internal/testutil/testlayer"
 	"github.com/linoone/linoone/internal/testutil/testport"
@@ -32,7 +33,14 @@ type consoleReport struct {
 	ShortURL      string   `json:"shortURL"`
 	Clipboard     string   `json:"clipboard"`
 	Token         string   `json:"token"`
+	SearchTerm    string   `json:"searchTerm"`
+	SearchRows    int      `json:"searchRows"`
 	SearchFound   bool     `json:"searchFound"`
+	QRShown       bool     `json:"qrShown"`
+	QRPNG         []byte   `json:"qrPNG"` // base64 in the JSON
+	QRDisposition string   `json:"qrDisposition"`
+	Unique        string   `json:"uniqueVisitors"`
+	Browsers      string   `json:"browsers"`
 	FirstVisit    int      `json:"firstVisit"`
 	BarAfterMs    int      `json:"barAfterMs"`
 	BarSVG        string   `json:"barSVG"`
@@ -63,7 +71,8 @@ type consoleReport struct {
 
 // TestConsoleInBrowser runs `linoone console` against a real serve and drives it in
 // headless Chromium (testdata/console_browser.mjs): login, shorten and Copy, find,
-// visit and today's bar, block → 410 within the deny list's promise, unblock → 302,
+// search by target, visit and today's bar, unique visitors and browsers, the QR
+// shown and its PNG decoded, block → 410 within the deny list's promise, unblock → 302,
 // the used login URL refused, a cross-origin form refused; a screenshot per page in
 // test-artifacts/ (or $LINOONE_TEST_ARTIFACTS) and axe-core with no serious or
 // critical finding. A foreign Host is refused too.
@@ -129,8 +138,14 @@ func checkConsoleReport(t *testing.T, r consoleReport, target string) {
 	case r.Clipboard != r.ShortURL:
 		t.Errorf("clipboard %q, want %q", r.Clipboard, r.ShortURL)
 	}
-	if !r.SearchFound {
-		t.Errorf("the link was not found by its token")
+	if !r.SearchFound || r.SearchRows != 1 {
+		t.Errorf("searching %q listed %d links, the new one among them: %v; want it alone", r.SearchTerm, r.SearchRows, r.SearchFound)
+	}
+	if text, err := qrdecode.PNG(r.QRPNG); err != nil || text != r.ShortURL || !r.QRShown || !strings.Contains(r.QRDisposition, "attachment") {
+		t.Errorf("QR: shown %v, PNG (%s) decodes to %q, %v; want %s", r.QRShown, r.QRDisposition, text, err, r.ShortURL)
+	}
+	if !strings.HasPrefix(r.Unique, "1 ") || !strings.Contains(r.Browsers, "Chrome") {
+		t.Errorf("unique visitors %q, browsers %q; want 1 visitor with Chrome", r.Unique, r.Browsers)
 	}
 	if r.FirstVisit != http.StatusFound || r.BarAfterMs < 0 || r.BarSVG != "1" {
 		t.Errorf("visit: %d, today's bar after %d ms (SVG says %q), want 302 and 1", r.FirstVisit, r.BarAfterMs, r.BarSVG)

@@ -1,6 +1,7 @@
 // Drives `linoone console` in headless Chromium (Debian's /usr/bin/chromium through
 // playwright-core) as an operator would: log in with the printed URL, shorten and
-// read the short URL back from the clipboard, find the link, visit it in another
+// read the short URL back from the clipboard, find the link by part of its target,
+// see its QR code (its PNG decoded by the Go test), visit it in another
 // tab and see today's bar, block it and see the resolver answer 410, unblock and
 // see the 302 again, and try the used login URL and a cross-origin form. Every page
 // gets a screenshot and an axe-core scan. Run by TestConsoleInBrowser
@@ -104,18 +105,14 @@ try {
   step('search');
   await page.goto(cfg.origin + '/links');
   await check(page, 'links');
-  await page.getByLabel(/Find a link/).fill(cfg.search ?? report.token);
-  await page.getByRole('button', { name: 'Find' }).click();
+  // By part of the target URL, as an operator remembers a link.
+  report.searchTerm = new URL(cfg.target).pathname.slice(1);
+  await page.getByLabel(/Search/).fill(report.searchTerm);
+  await page.getByRole('button', { name: 'Search' }).click();
   await page.waitForLoadState('load');
-  report.searchFound = await page.locator(`a[href="/link/${report.token}"], #target`).count() > 0;
+  report.searchRows = await page.locator('#links tbody tr').count();
+  report.searchFound = await page.locator(`#links a[href="/link/${report.token}"]`).count() === 1;
   report.searchURL = page.url();
-  if (cfg.qr) {
-    step('qr');
-    await page.goto(cfg.origin + `/link/${report.token}`);
-    const qr = page.locator('img.qr');
-    report.qrShot = join(cfg.artifacts, 'console-qr.png');
-    await qr.screenshot({ path: report.qrShot });
-  }
 
   step('visit');
   const tab = await ctx.newPage();
@@ -124,10 +121,22 @@ try {
   report.barAfterMs = await waitFor(async () => {
     await page.goto(linkURL);
     const cell = page.locator(`#day-${today} td.visits`);
-    return (await cell.count()) === 1 && (await cell.innerText()) === '1';
+    // Stats reads visitors before clicks: wait for both to count the visit.
+    return (await cell.count()) === 1 && (await cell.innerText()) === '1' &&
+      (await page.locator('#unique-visitors').innerText()).startsWith('1 ');
   }, 20000);
   report.barSVG = await page.locator(`g[data-day="${today}"]`).getAttribute('data-visits');
   await check(page, 'link');
+
+  step('qr');
+  const img = page.locator('img#qr');
+  await img.scrollIntoViewIfNeeded();
+  report.qrShown = await img.evaluate((el) => el.complete && el.naturalWidth > 0);
+  const png = await page.request.get(`${linkURL}/qr?format=png&size=512&download=1`);
+  report.qrPNG = (await png.body()).toString('base64');
+  report.qrDisposition = png.headers()['content-disposition'] ?? '';
+  report.uniqueVisitors = await page.locator('#unique-visitors').innerText();
+  report.browsers = await page.locator('#browsers tbody').innerText();
 
   step('block');
   await page.getByRole('link', { name: 'Block…' }).click();

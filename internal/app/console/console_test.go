@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -12,13 +13,16 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/linoone/linoone/client"
+	"github.com/linoone/linoone/internal/core/qr"
 	"github.com/linoone/linoone/internal/http/sigv4"
+	"github.com/linoone/linoone/internal/testutil/qrdecode"
 	"github.com/linoone/linoone/internal/testutil/syncbuf"
 )
 
@@ -82,8 +86,36 @@ func newAPIStandIn(t *testing.T, region string) *apiStandIn {
 	})
 	mux.HandleFunc("GET /links/{token}/stats", func(w http.ResponseWriter, r *http.Request) {
 		today := time.Now().UTC().Format(time.DateOnly)
+		breakdown := ""
+		if r.URL.Query().Get("breakdown") == "browser,os,device" {
+			breakdown = `,"breakdown":{"browser":[{"name":"Firefox","clicks":4},{"name":"Chrome","clicks":1}],"os":[{"name":"Linux","clicks":5}],"device":[{"name":"desktop","clicks":5}]}`
+		}
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"token":"AbCdEfGh12","clicks":7,"by_day":[{"date":"`+today+`","clicks":7,"previews":2}]}`)
+		_, _ = io.WriteString(w, `{"token":"AbCdEfGh12","clicks":7,"unique_visitors":3,"by_day":[{"date":"`+today+`","clicks":7,"previews":2,"unique_visitors":3}]`+breakdown+`}`)
+	})
+	mux.HandleFunc("GET /links", standInLinks)
+	mux.HandleFunc("GET /links/{token}/qr", func(w http.ResponseWriter, r *http.Request) {
+		// Level H, not the API's default M: qrdecode finds no code in the M
+		// encoding of https://s.example/AbCdEfGh12 (its detector estimates 19
+		// modules for 29), a decoder or encoder fault outside the console.
+		code, err := qr.Encode("https://s.example/"+r.PathValue("token"), qr.High)
+		if err != nil {
+			problem(w, 500, "internal", err.Error())
+			return
+		}
+		size, _ := strconv.Atoi(r.URL.Query().Get("size"))
+		img, ct := []byte(nil), "image/svg+xml"
+		if r.URL.Query().Get("format") == "png" {
+			img, ct = must(code.PNG(size, 4)), "image/png"
+		} else {
+			img, err = code.SVG(size, 4)
+		}
+		if err != nil {
+			problem(w, 400, "qr-size-too-small", err.Error())
+			return
+		}
+		w.Header().Set("Content-Type", ct)
+		_, _ = w.Write(img)
 	})
 	reject := func(w http.ResponseWriter, _ *http.Request, _ error) {
 		a.refused.Add(1)
@@ -95,6 +127,36 @@ func newAPIStandIn(t *testing.T, region string) *apiStandIn {
 	a.Server = httptest.NewServer(v.Middleware(reject)(counted))
 	t.Cleanup(a.Close)
 	return a
+}
+
+// standInLinks pages through five links, newest first, two at a time, the
+// cursor being the index of the page's first link; q searches the targets.
+func standInLinks(w http.ResponseWriter, r *http.Request) {
+	items := []map[string]any{}
+	for i := range 5 {
+		target := fmt.Sprintf("https://example.com/item/%d", 5-i)
+		if i == 1 {
+			target = "https://blocked.example/spam"
+		}
+		if q := r.URL.Query().Get("q"); q == "" || strings.Contains(target, q) {
+			items = append(items, map[string]any{"token": fmt.Sprintf("Tok%07d", 5-i), "short_url": fmt.Sprintf("https://s.example/Tok%07d", 5-i),
+				"target_url": target, "blocked": i == 1, "created_at": time.Date(2026, 12, 5-i, 9, 0, 0, 0, time.UTC)})
+		}
+	}
+	from, _ := strconv.Atoi(r.URL.Query().Get("cursor"))
+	page := map[string]any{"items": items[min(from, len(items)):min(from+2, len(items))]}
+	if from+2 < len(items) {
+		page["next_cursor"] = strconv.Itoa(from + 2)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(page)
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
 
 func problem(w http.ResponseWriter, status int, code, detail string) {
@@ -388,5 +450,95 @@ func TestDeployedEndpoint(t *testing.T) {
 	_, page = post(t, hc, c.url+"/shorten", c.origin, url.Values{"urls": {"https://example.com/a"}, "csrf": {csrf}})
 	if !strings.Contains(page, "refused the console&#39;s credentials") || api.refused.Load() == 0 {
 		t.Errorf("a wrong secret: refused %d\n%s", api.refused.Load(), page)
+	}
+}
+
+// TestLinksPageListsSearchesAndPages: the Links page lists two links a page,
+// newest first, with a BLOCKED badge, pages on through the API's cursor, and a
+// search narrows the list to the targets that contain it.
+func TestLinksPageListsSearchesAndPages(t *testing.T) {
+	api := newAPIStandIn(t, "us-east-1")
+	c := startConsole(t, Config{API: localClient(t, api, testSecret), Identity: "test"})
+	hc := browser(t)
+	login(t, c, hc)
+	rows := regexp.MustCompile(`<tr data-token="(\w+)">`)
+	tokens := func(page string) []string {
+		var out []string
+		for _, m := range rows.FindAllStringSubmatch(page, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	res, page := get(t, hc, c.url+"/links")
+	if got := tokens(page); res.StatusCode != 200 || strings.Join(got, ",") != "Tok0000005,Tok0000004" {
+		t.Fatalf("first page: %d %v, want Tok0000005,Tok0000004\n%s", res.StatusCode, got, page)
+	}
+	badge := func(tok string) bool {
+		m := regexp.MustCompile(`(?s)<tr data-token="` + tok + `">(.*?)</tr>`).FindStringSubmatch(page)
+		return m != nil && strings.Contains(m[1], "BLOCKED")
+	}
+	if !badge("Tok0000004") || badge("Tok0000005") {
+		t.Error("the blocked link, and only it, wants a BLOCKED badge")
+	}
+	next := regexp.MustCompile(`id="next-page" rel="next" href="([^"]+)"`).FindStringSubmatch(page)
+	if next == nil {
+		t.Fatal("the first page has no next page link")
+	}
+	_, page = get(t, hc, c.url+strings.ReplaceAll(next[1], "&amp;", "&"))
+	if got := tokens(page); strings.Join(got, ",") != "Tok0000003,Tok0000002" {
+		t.Errorf("second page: %v, want Tok0000003,Tok0000002", got)
+	}
+	_, page = get(t, hc, c.url+"/links?q=blocked.example")
+	if got := tokens(page); strings.Join(got, ",") != "Tok0000004" || strings.Contains(page, "next-page") {
+		t.Errorf("search by target: %v, want Tok0000004 alone", got)
+	}
+	if _, page = get(t, hc, c.url+"/links?q=nothing-matches"); !strings.Contains(page, `id="no-links"`) {
+		t.Error("an empty search does not say so")
+	}
+	res, _ = get(t, hc, c.url+"/links?q="+url.QueryEscape("https://s.example/AbCdEfGh12"))
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/link/AbCdEfGh12" {
+		t.Errorf("a short URL searched: %d to %q, want 303 to its link", res.StatusCode, res.Header.Get("Location"))
+	}
+}
+
+// TestLinkPageQRAndBreakdowns: the Link page shows unique visitors, the
+// breakdowns and a QR image of the console's own origin, whose PNG and SVG
+// decode to the short URL; a download is an attachment; a bad format is 404.
+func TestLinkPageQRAndBreakdowns(t *testing.T) {
+	api := newAPIStandIn(t, "us-east-1")
+	c := startConsole(t, Config{API: localClient(t, api, testSecret), Identity: "test"})
+	hc := browser(t)
+	login(t, c, hc)
+	_, page := get(t, hc, c.url+"/link/AbCdEfGh12")
+	for _, want := range []string{`<dd id="unique-visitors">3 `, `<img id="qr" src="/link/AbCdEfGh12/qr?format=svg"`,
+		`<th scope="row">Firefox</th><td>4</td>`, `<th scope="row">Linux</th><td>5</td>`, `<th scope="row">desktop</th><td>5</td>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("link page lacks %s", want)
+		}
+	}
+	if strings.Contains(page, "Unfinished") {
+		t.Error("the link page still says it is unfinished")
+	}
+	for format, decode := range map[string]func([]byte) (string, error){"png": qrdecode.PNG, "svg": qrdecode.SVG} {
+		res, body := get(t, hc, c.url+"/link/AbCdEfGh12/qr?format="+format+"&download=1")
+		if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "image/") ||
+			!strings.Contains(res.Header.Get("Content-Disposition"), `filename="AbCdEfGh12-qr.`+format+`"`) ||
+			!strings.Contains(res.Header.Get("Content-Security-Policy"), "sandbox") {
+			t.Errorf("QR %s: %d %v", format, res.StatusCode, res.Header)
+			continue
+		}
+		if text, err := decode([]byte(body)); err != nil || text != "https://s.example/AbCdEfGh12" {
+			t.Errorf("QR %s decodes to %q, %v", format, text, err)
+		}
+	}
+	if res, _ := get(t, hc, c.url+"/link/AbCdEfGh12/qr?format=gif"); res.StatusCode != http.StatusNotFound {
+		t.Errorf("format gif: %d, want 404", res.StatusCode)
+	}
+	if res, _ := get(t, hc, c.url+"/link/AbCdEfGh12/qr?size=9999"); res.StatusCode != http.StatusBadRequest {
+		t.Errorf("size 9999: %d, want 400", res.StatusCode)
+	}
+	anon := browser(t)
+	if res, _ := get(t, anon, c.url+"/link/AbCdEfGh12/qr"); res.StatusCode == http.StatusOK {
+		t.Error("the QR route answers without a session")
 	}
 }

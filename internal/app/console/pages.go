@@ -176,7 +176,15 @@ type linkView struct {
 	Blocked string // the rule that blocks it, "" when none (local mode)
 	Rule    string // the rule Block would add
 	Confirm string // "block" or "unblock" while asking to confirm
-	QR      bool   // whether the API serves QR codes
+	// Breakdowns are the window's visits by browser, OS and device.
+	Breakdowns []breakdown
+}
+
+// breakdown is one dimension of the Link page's breakdowns.
+type breakdown struct {
+	Title   string
+	ID      string
+	Classes []client.ClassClicks
 }
 
 // linkPage shows a link: target, created_at, clicks per day, Block/Unblock.
@@ -204,14 +212,15 @@ func (s *Server) showLink(w http.ResponseWriter, r *http.Request, sess *session,
 		s.render(w, r, status, "link", sess, d)
 		return
 	}
-	v := linkView{Link: link, Rule: link.TargetURL, QR: qrAvailable}
+	v := linkView{Link: link, Rule: link.TargetURL}
 	if confirm == "block" || confirm == "unblock" {
 		v.Confirm = confirm
 	}
-	if st, err := s.cfg.API.Stats(ctx, token); err != nil {
+	if st, err := s.cfg.API.Stats(ctx, token, client.WithBreakdown(client.Browser, client.OS, client.Device)); err != nil {
 		d.Error = "Clicks could not be read: " + inWords(err)
 	} else {
 		v.Stats = st
+		v.Breakdowns = []breakdown{{"Browsers", "browsers", st.Browsers}, {"Operating systems", "oses", st.OSes}, {"Devices", "devices", st.Devices}}
 		v.Days, v.Chart = chart(st.ByDay)
 		for _, day := range st.ByDay {
 			v.Visits += day.Clicks - day.Previews
