@@ -14,7 +14,7 @@ output "resolver_custom_domain_target" {
 }
 
 output "management_url" {
-  description = "Endpoint of the SigV4-signed management HTTP API (POST /shorten, POST /shorten/batch, GET /links/{token}, GET /links/{token}/stats; GET /healthz, GET /openapi.yaml and GET /docs unsigned)."
+  description = "Endpoint of the SigV4-signed management HTTP API (POST /shorten, POST /shorten/batch, GET /links, GET /links/{token}, GET /links/{token}/qr, GET /links/{token}/stats; GET /healthz, GET /openapi.yaml and GET /docs unsigned)."
   value       = module.stack.management_url
 }
 

@@ -291,7 +291,7 @@ module "management_api" {
   throttling_burst_limit           = var.management_throttling_burst_limit
   throttling_rate_limit            = var.management_throttling_rate_limit
 
-  # Issuance, inspection and stats are SigV4-signed (AWS_IAM); the liveness probe is
+  # Issuance, listing, inspection, QR codes and stats are SigV4-signed (AWS_IAM); the liveness probe is
   # public (it reveals nothing and load balancers/monitors cannot sign), and so is the
   # contract: GET /openapi.yaml and its HTML reference GET /docs (NONE: reachable from
   # the internet, as every route of an HTTP API is).
@@ -312,6 +312,16 @@ module "management_api" {
       authorization_type = "AWS_IAM"
     }
     "GET /links/{token}" = {
+      function_name      = module.issue.function_name
+      invoke_arn         = module.issue.invoke_arn
+      authorization_type = "AWS_IAM"
+    }
+    "GET /links/{token}/qr" = {
+      function_name      = module.issue.function_name
+      invoke_arn         = module.issue.invoke_arn
+      authorization_type = "AWS_IAM"
+    }
+    "GET /links" = {
       function_name      = module.issue.function_name
       invoke_arn         = module.issue.invoke_arn
       authorization_type = "AWS_IAM"
