@@ -45,7 +45,9 @@ func qrCmd(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	ecc, err := qr.ParseECC(strings.ToUpper(*eccFlag))
+	// The API takes the level in capitals; the flag takes either case.
+	eccName := strings.ToUpper(*eccFlag)
+	ecc, err := qr.ParseECC(eccName)
 	switch {
 	case err != nil:
 		return &usageError{fs: fs, err: fmt.Errorf("--ecc: %w", err)}
@@ -64,7 +66,7 @@ func qrCmd(ctx context.Context, args []string, getenv func(string) string, stdou
 		if file == "" {
 			continue
 		}
-		if err := writeQRFile(ctx, api, tok, file, &management.GetLinkQRParams{Format: &format, Size: size, Margin: margin, Ecc: (*management.GetLinkQRParamsEcc)(eccFlag)}); err != nil {
+		if err := writeQRFile(ctx, api, tok, file, &management.GetLinkQRParams{Format: &format, Size: size, Margin: margin, Ecc: (*management.GetLinkQRParamsEcc)(&eccName)}); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "wrote %s\n", file)
