@@ -1,7 +1,8 @@
 // Opens the management API's /docs in headless Chromium (Debian's /usr/bin/chromium,
 // driven by playwright-core; never a downloaded browser), checks that every operation
 // of openapi.yaml is on the page, that no request left the local host and that the
-// console stayed clean (a CSP violation is a console error), and saves a full-page
+// console stayed clean (a CSP violation is a console error), that the navigation's
+// links land on visible sections and that examples show as text, and saves a full-page
 // screenshot. Run by TestDocsInBrowser (docs_browser_test.go).
 //
 // Usage: node docs_browser.mjs URL OPERATIONS_JSON SCREENSHOT_PNG
@@ -54,7 +55,22 @@ try {
     const text = await section.innerText();
     if (!text.includes(op.summary)) report.missing.push(`${op.operationId}: summary "${op.summary}" not shown`);
     if (!text.includes(op.operationId)) report.missing.push(`${op.operationId}: operationId not shown`);
+    if (await page.locator(`nav a[href="#operation/${op.operationId}"]`).count() < 1) {
+      report.missing.push(`${op.operationId}: not in the navigation`);
+    }
   }
+  // Every navigation link (operations, schemas, problem types) lands on a visible section.
+  const navTargets = await page.locator('nav a[href^="#"]').evaluateAll((as) => as.map((a) => a.getAttribute('href').slice(1)));
+  report.navLinks = navTargets.length;
+  for (const id of navTargets) {
+    const target = page.locator(`[id="${id}"]`);
+    if (await target.count() !== 1 || !(await target.isVisible())) report.missing.push(`nav link #${id}: no visible target`);
+  }
+  if (!navTargets.some((id) => id.startsWith('schema/'))) report.missing.push('nav links no schema');
+  // Examples are shown as text blocks, e.g. the body a client sends to issue a short URL.
+  report.examples = await page.locator('main pre code').count();
+  const body = await page.locator('[id="operation/shorten"] pre code').first().innerText().catch(() => '');
+  if (!body.includes('"target_url"')) report.missing.push('shorten: request body example not shown');
   await page.screenshot({ path: screenshot, fullPage: true });
 } finally {
   await context.close();

@@ -13,8 +13,10 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"html"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,6 +53,7 @@ func Render(spec []byte) (Page, error) {
 		r.operation(&b, o)
 	}
 	r.securitySchemes(&b)
+	r.problemTypes(&b)
 	r.schemas(&b)
 	b.WriteString("</main>\n</body>\n</html>\n")
 	sum := sha256.Sum256([]byte(style))
@@ -67,7 +70,7 @@ const style = `body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;
 	`table{border-collapse:collapse;width:100%}th,td{text-align:left;vertical-align:top;border:1px solid #d5dae1;padding:.3rem .5rem}` +
 	`.method{display:inline-block;min-width:3.5rem;font:bold 13px ui-monospace,monospace;color:#fff;background:#4a5568;border-radius:3px;padding:.1rem .4rem;text-align:center}` +
 	`.get,.head{background:#2b6cb0}.post{background:#2f855a}.put,.patch{background:#b7791f}.delete{background:#c53030}` +
-	`.meta{color:#4a5568;font-size:13px}`
+	`.meta{color:#4a5568;font-size:13px}pre{background:#f2f4f7;padding:.5rem;overflow-x:auto}pre code{padding:0}`
 
 type operation struct {
 	method, path string
@@ -165,6 +168,16 @@ func (r renderer) contents(b *strings.Builder, ops []operation) {
 		}
 		b.WriteString("</ul>\n")
 	}
+	if names := r.schemaNames(); len(names) > 0 {
+		b.WriteString("<h2>Schemas</h2>\n<ul>\n")
+		for _, name := range names {
+			fmt.Fprintf(b, "<li><a href=\"#schema/%s\"><code>%[1]s</code></a></li>\n", esc(name))
+		}
+		b.WriteString("</ul>\n")
+	}
+	if len(r.problems()) > 0 {
+		b.WriteString("<p><a href=\"#problem-types\">Problem types</a></p>\n")
+	}
 	b.WriteString("</nav>\n")
 }
 
@@ -181,12 +194,12 @@ func (r renderer) operation(b *strings.Builder, o operation) {
 		for _, p := range op.Parameters {
 			v := p.Value
 			fmt.Fprintf(b, "<tr><td><code>%s</code></td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
-				esc(v.Name), esc(v.In), yesNo(v.Required), schema(v.Schema), inline(v.Description))
+				esc(v.Name), esc(v.In), yesNo(v.Required), schema(v.Schema), inline(v.Description)+paramExample(v))
 		}
 		b.WriteString("</table>\n")
 	}
 	if rb := op.RequestBody; rb != nil && rb.Value != nil {
-		fmt.Fprintf(b, "<h4>Request body</h4>\n<p>%s%s</p>\n", map[bool]string{true: "Required. ", false: "Optional. "}[rb.Value.Required], content(rb.Value.Content))
+		fmt.Fprintf(b, "<h4>Request body</h4>\n<p>%s%s</p>\n%s", map[bool]string{true: "Required. ", false: "Optional. "}[rb.Value.Required], content(rb.Value.Content), examples(rb.Value.Content))
 	}
 	b.WriteString("<h4>Responses</h4>\n<table><tr><th>Status</th><th>Description</th><th>Body</th></tr>\n")
 	statuses := make([]string, 0, op.Responses.Len())
@@ -204,7 +217,7 @@ func (r renderer) operation(b *strings.Builder, o operation) {
 			h := res.Headers[name].Value
 			desc += fmt.Sprintf("<p class=\"meta\">Header <code>%s</code>: %s</p>", esc(name), inline(h.Description))
 		}
-		fmt.Fprintf(b, "<tr><td><code>%s</code></td><td>%s</td><td>%s</td></tr>\n", esc(status), desc, content(res.Content))
+		fmt.Fprintf(b, "<tr><td><code>%s</code></td><td>%s</td><td>%s%s</td></tr>\n", esc(status), desc, content(res.Content), examples(res.Content))
 	}
 	b.WriteString("</table>\n</section>\n")
 }
@@ -234,7 +247,15 @@ func (r renderer) securitySchemes(b *strings.Builder) {
 	b.WriteString("<h2>Security schemes</h2>\n")
 	for _, name := range sortedKeys(r.doc.Components.SecuritySchemes) {
 		s := r.doc.Components.SecuritySchemes[name].Value
-		fmt.Fprintf(b, "<section id=\"security/%s\">\n<h3><code>%[1]s</code></h3>\n<p class=\"meta\">type <code>%s</code>", esc(name), esc(s.Type))
+		kind := "type <code>" + esc(s.Type) + "</code>"
+		if s.Type == "apiKey" {
+			kind = "API key"
+		}
+		// API Gateway declares SigV4 as an apiKey scheme marked with this extension.
+		if t, ok := s.Extensions["x-amazon-apigateway-authtype"].(string); ok && t == "awsSigv4" {
+			kind = "AWS Signature Version 4 (<code>awsSigv4</code>)"
+		}
+		fmt.Fprintf(b, "<section id=\"security/%s\">\n<h3><code>%[1]s</code></h3>\n<p class=\"meta\">%s", esc(name), kind)
 		if s.Name != "" {
 			fmt.Fprintf(b, " · %s <code>%s</code>", esc(s.In), esc(s.Name))
 		}
@@ -247,11 +268,7 @@ func (r renderer) schemas(b *strings.Builder) {
 		return
 	}
 	b.WriteString("<h2>Schemas</h2>\n")
-	names := sortedKeys(r.doc.Components.Schemas)
-	slices.SortStableFunc(names, func(x, y string) int {
-		return cmp.Compare(r.position("    ", x), r.position("    ", y))
-	})
-	for _, name := range names {
+	for _, name := range r.schemaNames() {
 		s := r.doc.Components.Schemas[name].Value
 		fmt.Fprintf(b, "<section id=\"schema/%s\">\n<h3><code>%[1]s</code></h3>\n%s", esc(name), prose(s.Description))
 		if len(s.Properties) == 0 {
@@ -268,8 +285,152 @@ func (r renderer) schemas(b *strings.Builder) {
 				b.WriteString("<p class=\"meta\">No other member is accepted.</p>\n")
 			}
 		}
+		if ex := schemaExample(s, 0); ex != nil {
+			b.WriteString("<p class=\"meta\">Example:</p>\n" + pre(ex, "application/json"))
+		}
 		b.WriteString("</section>\n")
 	}
+}
+
+// schemaNames lists the components' schemas in the document's order.
+func (r renderer) schemaNames() []string {
+	if r.doc.Components == nil {
+		return nil
+	}
+	names := sortedKeys(r.doc.Components.Schemas)
+	slices.SortStableFunc(names, func(x, y string) int {
+		return cmp.Compare(r.position("    ", x), r.position("    ", y))
+	})
+	return names
+}
+
+// problemURN matches a problem type named in a description.
+var problemURN = regexp.MustCompile("`(urn:linoone:problem:[a-z0-9-]+)`")
+
+type problemType struct {
+	urn, response, meaning string
+}
+
+// problems lists the problem types the components' responses name in their
+// descriptions (the spec documents them there), each with the first response naming
+// it; the response's description is its meaning.
+func (r renderer) problems() []problemType {
+	if r.doc.Components == nil {
+		return nil
+	}
+	var out []problemType
+	names := sortedKeys(r.doc.Components.Responses)
+	slices.SortStableFunc(names, func(x, y string) int {
+		return cmp.Compare(r.position("    ", x), r.position("    ", y))
+	})
+	for _, name := range names {
+		res := r.doc.Components.Responses[name].Value
+		if res == nil || res.Description == nil {
+			continue
+		}
+		for _, m := range problemURN.FindAllStringSubmatch(*res.Description, -1) {
+			if !slices.ContainsFunc(out, func(p problemType) bool { return p.urn == m[1] }) {
+				out = append(out, problemType{urn: m[1], response: name, meaning: *res.Description})
+			}
+		}
+	}
+	return out
+}
+
+func (r renderer) problemTypes(b *strings.Builder) {
+	ps := r.problems()
+	if len(ps) == 0 {
+		return
+	}
+	b.WriteString("<section id=\"problem-types\">\n<h2>Problem types</h2>\n")
+	b.WriteString("<p>Errors are RFC 9457 problem details (<code>application/problem+json</code>); their <code>type</code> names the broken rule.</p>\n")
+	b.WriteString("<table><tr><th>Type</th><th>Response</th><th>Meaning</th></tr>\n")
+	for _, p := range ps {
+		fmt.Fprintf(b, "<tr><td><code>%s</code></td><td><code>%s</code></td><td>%s</td></tr>\n", esc(p.urn), esc(p.response), prose(p.meaning))
+	}
+	b.WriteString("</table>\n</section>\n")
+}
+
+// examples renders a body's examples per media type: the media type's own example
+// or named examples, else the example its schema composes.
+func examples(c openapi3.Content) string {
+	var b strings.Builder
+	for _, name := range sortedKeys(c) {
+		mt := c[name]
+		switch {
+		case mt.Example != nil:
+			fmt.Fprintf(&b, "<p class=\"meta\">Example (<code>%s</code>):</p>\n%s", esc(name), pre(mt.Example, name))
+		case len(mt.Examples) > 0:
+			for _, key := range sortedKeys(mt.Examples) {
+				if ex := mt.Examples[key].Value; ex != nil {
+					fmt.Fprintf(&b, "<p class=\"meta\">Example <code>%s</code> (<code>%s</code>): %s</p>\n%s", esc(key), esc(name), esc(ex.Summary), pre(ex.Value, name))
+				}
+			}
+		case mt.Schema != nil && mt.Schema.Value != nil:
+			if ex := schemaExample(mt.Schema.Value, 0); ex != nil {
+				fmt.Fprintf(&b, "<p class=\"meta\">Example (<code>%s</code>):</p>\n%s", esc(name), pre(ex, name))
+			}
+		}
+	}
+	return b.String()
+}
+
+// schemaExample is a schema's example, or one composed of its members' examples;
+// nil when it has none. depth bounds recursive schemas.
+func schemaExample(s *openapi3.Schema, depth int) any {
+	if s == nil || depth > 8 {
+		return nil
+	}
+	if s.Example != nil {
+		return s.Example
+	}
+	if s.Type.Is("array") && s.Items != nil {
+		if ex := schemaExample(s.Items.Value, depth+1); ex != nil {
+			return []any{ex}
+		}
+		return nil
+	}
+	m := map[string]any{}
+	for name, p := range s.Properties {
+		if ex := schemaExample(p.Value, depth+1); ex != nil {
+			m[name] = ex
+		}
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+func paramExample(p *openapi3.Parameter) string {
+	ex := p.Example
+	if ex == nil && p.Schema != nil && p.Schema.Value != nil {
+		ex = p.Schema.Value.Example
+	}
+	if ex == nil {
+		return ""
+	}
+	return "<p class=\"meta\">Example: <code>" + esc(exampleText(ex, "")) + "</code></p>"
+}
+
+// pre is an example as an escaped block: a string as it is for a non-JSON media
+// type, anything else as indented JSON.
+func pre(v any, mediaType string) string {
+	return "<pre><code>" + esc(exampleText(v, mediaType)) + "</code></pre>\n"
+}
+
+func exampleText(v any, mediaType string) string {
+	if s, ok := v.(string); ok && !strings.Contains(mediaType, "json") {
+		return s
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // the page escapes it once, as HTML
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // content lists a body's media types and schemas.
