@@ -12,7 +12,7 @@ endif
 LAMBDAS := issue resolve replay
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -buildvcs=false -ldflags='-s -w -buildid='
 
-.PHONY: all generate build check test test-unit lint spec-lint fmt-check run bench fuzz e2e-aws tools clean
+.PHONY: all generate build check test test-unit lint spec-lint fmt-check run bench soak fuzz e2e-aws tools clean
 
 all: lint test
 
@@ -98,6 +98,15 @@ fuzz:
 ## process group, so a SIGINT sent to that group still reaches it.
 run: bin/linoone
 	@if [ -t 0 ]; then set -m; bin/linoone serve; else exec bin/linoone serve; fi
+
+## soak: a default serve on a fresh data dir driven with SOAK_CLICKS redirects (loopback,
+## at most SOAK_MAX_TIME), printing the data dir by part and each process's RSS every
+## SOAK_EVERY clicks (tools/soak)
+SOAK_CLICKS ?= 2000000
+SOAK_EVERY ?= 250000
+SOAK_MAX_TIME ?= 30m
+soak: bin/linoone
+	$(GO) run ./tools/soak -bin bin/linoone -clicks $(SOAK_CLICKS) -every $(SOAK_EVERY) -max-time $(SOAK_MAX_TIME)
 
 ## bench: Go benchmarks, then the click path against its floors in one pinned run (scripts/bench.sh)
 BENCHTIME ?= 500ms

@@ -19,7 +19,9 @@ Says whether a serve runs on LINOONE_DATA_DIR and which process delivers its jou
 resolver, management API and local Persist answer GET /healthz (ok, degraded and
 what is, or down), how much of the journal waits for its consumer and since when
 (the time of the oldest click not yet delivered), and how many click facts wait in
-the click DLQ. It asks the listeners where the running serve recorded them in the
+the click DLQ, the data dir's size by part (facts log with its rotated files, local
+Persist's database, its WAL, the bus journal, the click DLQ, refused.jsonl, other)
+and the free space of its file system. It asks the listeners where the running serve recorded them in the
 data dir, else where LINOONE_RESOLVER_ADDR, LINOONE_MANAGEMENT_ADDR (or _URL) and
 LINOONE_PERSIST_ADDR say. It takes no lock and writes nothing, so it runs beside
 serve and linoone consume. Exit 1 when a listener is down or degraded.

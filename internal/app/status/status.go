@@ -37,6 +37,7 @@ type Report struct {
 	Persist    *Listener `json:"persist,omitempty"` // only where serve starts local Persist
 	Journal    Journal   `json:"journal"`
 	ClickDLQ   ClickDLQ  `json:"click_dlq"`
+	Disk       Disk      `json:"disk"`
 }
 
 // Listener is one listener's GET /healthz: "ok", "degraded" (with what is) or
@@ -178,6 +179,9 @@ func (r *Report) readDataDir(dataDir string) (lockHolders, error) {
 	if r.ClickDLQ.Waiting, err = localbus.WaitingInDLQ(filepath.Join(dataDir, datadir.DLQ)); err != nil {
 		return lockHolders{}, err
 	}
+	if r.Disk, err = SizeDataDir(dataDir); err != nil {
+		return lockHolders{}, err
+	}
 	return h, nil
 }
 
@@ -296,6 +300,7 @@ func (r Report) Write(w io.Writer, now time.Time) error {
 	} else {
 		fmt.Fprintf(tw, "click DLQ\t%d click facts waiting: linoone dlq lists them, linoone replay republishes them\n", r.ClickDLQ.Waiting)
 	}
+	r.Disk.write(tw)
 	return tw.Flush()
 }
 

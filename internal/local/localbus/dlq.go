@@ -21,7 +21,7 @@ import (
 )
 
 const (
-	defaultDLQMax  = 1_000_000
+	defaultDLQMax  = 100_000
 	replayLockName = ".replay.lock"
 	invalidDirName = "invalid"
 	dlqExt         = ".json"
@@ -39,7 +39,7 @@ var (
 
 // DLQOptions configures a DLQ.
 type DLQOptions struct {
-	Max    int              // most messages held; default 1,000,000
+	Max    int              // most messages held; default 100,000
 	Now    func() time.Time // failed_at of rewritten messages; default time.Now
 	Logger *slog.Logger     // default: discard
 }

@@ -3,7 +3,9 @@ package localbus
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/linoone/linoone/internal/core/clickfact"
 	"github.com/linoone/linoone/internal/foundation/nofollow"
+	"github.com/linoone/linoone/internal/foundation/rotlog"
 )
 
 const (
@@ -22,6 +25,10 @@ const (
 	refusedMsg = "click fact refused by persist"
 	// maxRefusedReason bounds a line's reason (Persist's answer), in bytes.
 	maxRefusedReason = 1024
+	// refusedMaxSize and refusedKeep bound refused.jsonl: the file past which it
+	// is moved aside, and how many moved aside are kept (compressed).
+	refusedMaxSize = 8 << 20
+	refusedKeep    = 4
 )
 
 // refusedLine is a line of refused.jsonl: a fact Persist refused, whole, in the shape
@@ -83,6 +90,10 @@ func (c *Consumer) keepRefused(b *delivery) error {
 			return fmt.Errorf("encode refused fact: %w", err)
 		}
 	}
+	if err := boundKept(c.refusals, refusedMaxSize, refusedKeep, time.Now()); err != nil {
+		// The facts are kept all the same, in a file that grows past its bound.
+		c.log.Warn("cannot rotate refused.jsonl", "err", err, "refused_path", c.refusals)
+	}
 	if err := appendKept(c.refusals, buf.Bytes()); err != nil {
 		return err
 	}
@@ -95,6 +106,27 @@ func (c *Consumer) keepRefused(b *delivery) error {
 			"refused_path", c.refusals, "redrive", "linoone recover --from-log "+c.refusals)
 	}
 	return nil
+}
+
+// boundKept moves the file at path aside once it holds maxSize bytes or more, and
+// keeps the newest keep of those moved aside, gzip-compressed: Persist refusing
+// every fact must not fill the disk. The move is a rename and the compression is
+// rotlog's, so every fact kept stays in a whole file across a crash. Refusals are
+// rare, so the compression runs here rather than in the background.
+func boundKept(path string, maxSize int64, keep int, now time.Time) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if fi.Size() >= maxSize {
+		if _, err := rotlog.Rotate(path, now); err != nil {
+			return err
+		}
+	}
+	return rotlog.Tidy(path, keep, nil)
 }
 
 // appendKept appends lines to the file at path, creating it, and syncs it and its
