@@ -12,7 +12,7 @@ import (
 )
 
 // The sentinels a [*Problem] matches with errors.Is, for the refusals a producer
-// handles. The problem types behind each are in openapi.yaml and the README's
+// handles. The problem types behind each are in openapi.yaml and docs/api.md's
 // table of problem types.
 var (
 	// ErrTargetInvalid: the target URL breaks one of the issuance rules (the

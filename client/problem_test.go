@@ -11,7 +11,7 @@ import (
 var sentinels = []error{ErrTargetInvalid, ErrTargetBlocked, ErrNotFound, ErrUnauthorized, ErrThrottled,
 	ErrUnavailable, ErrIdempotencyKeyReused, ErrInvalidRequest}
 
-// TestProblemMatchesItsSentinels: every problem type of the README's table, and
+// TestProblemMatchesItsSentinels: every problem type of docs/api.md's table, and
 // the answers API Gateway gives in its own JSON, match exactly the sentinels a
 // producer would branch on.
 func TestProblemMatchesItsSentinels(t *testing.T) {

@@ -399,7 +399,7 @@ func scalar(raw json.RawMessage) string {
 }
 
 // checkFact checks one click fact against schemas/graph-fact.schema.json and the
-// rules the JSON Schema cannot state (README "Click facts").
+// rules the JSON Schema cannot state (docs/architecture.md, "Click facts").
 func checkFact(t *testing.T, f Fact, d factDetail, link management.ShortURL, target string) {
 	t.Helper()
 	if f.Source != "shorturl" || f.DetailType != "GraphFactProduced" {

@@ -425,7 +425,7 @@ func TestConcurrentIssuance(t *testing.T) {
 	}
 }
 
-// TestBusFaultDrill is the README's fault drill: with the bus rejecting every
+// TestBusFaultDrill is the fault drill of docs/operations.md: with the bus rejecting every
 // publish, clicks still redirect and land in the DLQ; replay publishes each exactly
 // once with its original idempotency key, and the graph holds no duplicate edge.
 func TestBusFaultDrill(t *testing.T) {

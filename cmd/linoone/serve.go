@@ -20,7 +20,7 @@ Ctrl-C, SIGTERM or SIGHUP stops it: it waits up to 15 s for requests in flight,
 delivers its journal into local Persist for up to 20 s (logging what is left every
 5 s), stops Persist and exits 0. What the delivery could not finish in time is
 delivered at the next start, and serve exits 1 saying how much; a second signal
-stops at once, the same way. README.md, "Stopping serve".
+stops at once, the same way. docs/architecture.md, "Stopping serve".
 
 example:
   LINOONE_DATA_DIR=/tmp/linoone LINOONE_RESOLVER_ADDR=127.0.0.1:9080 linoone serve

@@ -252,7 +252,7 @@ func (p *countingPublisher) Publish(context.Context, clickfact.Fact) error {
 }
 
 // TestBufferRetriesBackOff: while the bus and the DLQ both fail, the buffer is tried
-// again after 100 ms, doubling to 5 s, as the README says: 0.1, 0.3, 0.7, 1.5 and
+// again after 100 ms, doubling to 5 s, as docs/architecture.md says: 0.1, 0.3, 0.7, 1.5 and
 // 3.1 s after the first try, so 5 retries in 4 s. The once-a-second summary must not
 // bring retries forward (it made them one a second, 8 or more in 4 s).
 func TestBufferRetriesBackOff(t *testing.T) {

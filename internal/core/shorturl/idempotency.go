@@ -65,7 +65,7 @@ type Idempotent struct {
 	Key    string
 }
 
-// DeriveToken maps (secret, caller, key) to a token, as README's "Idempotent
+// DeriveToken maps (secret, caller, key) to a token, as docs/api.md's "Idempotent
 // issuance" specifies so that another implementation can reproduce it:
 //
 //	m      = caller ‖ 0x00 ‖ key                      (bytes as given)

@@ -139,7 +139,7 @@ func idemIssuer(t *testing.T, st *graphStore) *shorturl.Issuer {
 	return batchIssuer(t, st, func(c *shorturl.IssuerConfig) { c.IdempotencySecret = testSecret })
 }
 
-// TestDeriveTokenVector pins the derivation README's "Idempotent issuance" documents,
+// TestDeriveTokenVector pins the derivation docs/api.md's "Idempotent issuance" documents,
 // so that another implementation can check itself against the same figures.
 func TestDeriveTokenVector(t *testing.T) {
 	for _, tc := range []struct{ caller, key, want string }{

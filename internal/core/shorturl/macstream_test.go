@@ -10,7 +10,7 @@ import (
 
 // TestMACStreamCounterMode pins the stream past its first 32 bytes (blocks B(1),
 // B(2): HMAC over m ‖ uint32_be(i)), which no natural token needs — 23 of 32 bytes
-// would have to be rejected — but which README documents. The figures were computed
+// would have to be rejected — but which docs/api.md documents. The figures were computed
 // with Python's hmac module, independently of this code.
 func TestMACStreamCounterMode(t *testing.T) {
 	const want = "c1dd05887daa109b1f23b75b60c979ef7c64e9460a465b1f86537595288ab03e" +

@@ -159,7 +159,7 @@ func problemFor(err error) Problem {
 		return NewProblem(http.StatusServiceUnavailable, CodeTokenSpace, "no unused token was found; nothing was written; try again")
 	case errors.Is(err, shorturl.ErrUnavailable):
 		// Not "nothing was written": a write whose answer timed out or was lost may
-		// have been stored, issued to no one (a keyed retry returns it; README).
+		// have been stored, issued to no one (a keyed retry returns it; docs/api.md).
 		return NewProblem(http.StatusServiceUnavailable, CodeUnavailable, "the short URL store is unavailable or did not answer in time; try again")
 	}
 	return NewProblem(http.StatusInternalServerError, CodeInternal, "the response could not be produced")

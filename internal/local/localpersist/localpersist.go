@@ -1,6 +1,6 @@
 // Package localpersist is local Persist: a faithful, self-contained implementation of
-// Persist's HTTP contract (POST /persist/ingest, POST /persist/gremlin; README "How it
-// works") backed by an embedded, pure-Go SQLite file.
+// Persist's HTTP contract (POST /persist/ingest, POST /persist/gremlin; docs/architecture.md "The path
+// of a request") backed by an embedded, pure-Go SQLite file.
 //
 // Persist is an identity-hashed graph store. POST /persist/ingest accepts a typed
 // GraphSON v3 document, recomputes every element's identity (internal/core/graphson,

@@ -151,7 +151,7 @@ func TestTerraformDrift(t *testing.T) {
 		}
 	}
 	if defaultCacheSize != 100000 {
-		t.Errorf("cache size %d: README documents LINOONE_RESOLVER_CACHE_SIZE default 100000", defaultCacheSize)
+		t.Errorf("cache size %d: docs/architecture.md documents LINOONE_RESOLVER_CACHE_SIZE default 100000", defaultCacheSize)
 	}
 }
 

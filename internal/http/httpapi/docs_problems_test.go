@@ -10,11 +10,11 @@ import (
 	"testing"
 )
 
-// TestReadmeListsEveryProblemCode: the README's table of problem types is what
+// TestDocsListEveryProblemCode: docs/api.md's table of problem types is what
 // clients generate their error handling from; every code this package answers with
 // (its Code constants) has a row there.
-func TestReadmeListsEveryProblemCode(t *testing.T) {
-	readme, err := os.ReadFile("../../../README.md")
+func TestDocsListEveryProblemCode(t *testing.T) {
+	readme, err := os.ReadFile("../../../docs/api.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestReadmeListsEveryProblemCode(t *testing.T) {
 				}
 				codes++
 				if !listed(rows, code) {
-					t.Errorf("%s (%q) has no row in the README's table of problem types", name.Name, code)
+					t.Errorf("%s (%q) has no row in docs/api.md's table of problem types", name.Name, code)
 				}
 			}
 		}
