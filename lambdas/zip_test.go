@@ -21,13 +21,10 @@ const makeLambdaFlags = `-tags lambda.norpc -trimpath -buildvcs=false -ldflags='
 
 var lambdaFlags = []string{"-tags", "lambda.norpc", "-trimpath", "-buildvcs=false", "-ldflags=-s -w -buildid="}
 
-// maxZipBytes bounds each function's deployment zip: small zips keep cold starts
-// short (Lambda's own limit is far higher).
-const maxZipBytes = 5_000_000
-
 // TestReproducibleZips runs the Makefile's dist/%.zip recipe (arm64 build, then
 // scripts/zip-bootstrap.sh) for every function into temporary directories, once more
-// for one function, and requires identical zip bytes and small zips.
+// for one function, and requires identical zip bytes. The sizes are logged; the 5 MB
+// target is judged by make bench (scripts/bench-lambda-init.sh), as every target is.
 func TestReproducibleZips(t *testing.T) {
 	testlayer.Skip(t, testlayer.Build)
 	root := moduleRoot(t)
@@ -37,9 +34,6 @@ func TestReproducibleZips(t *testing.T) {
 		zipped, bootstrap := distZip(t, root, first, fn)
 		t.Logf("%s: bootstrap %d bytes (%.2f MB), zip %d bytes (%.2f MB)", fn,
 			len(bootstrap), float64(len(bootstrap))/1e6, len(zipped), float64(len(zipped))/1e6)
-		if len(zipped) > maxZipBytes {
-			t.Errorf("%s: zip is %d bytes, more than %d", fn, len(zipped), maxZipBytes)
-		}
 	}
 	again, _ := distZip(t, root, second, "resolve")
 	before, err := os.ReadFile(filepath.Join(first, "resolve.zip"))

@@ -33,3 +33,12 @@ for fn in "issue" "issue (deployed configuration)" "resolve" "replay"; do
 				printf "%-32s %5d %9.2f %9.2f %9.2f %9.2f\n", fn, NR, v[1], v[int((NR + 1) / 2)], v[p90], v[NR]
 			}'
 done
+
+# Each function's deployment zip against the 5 MB target (the Makefile's recipe).
+printf '\n%-10s %12s %12s %s\n' function zip_bytes target verdict
+for fn in issue resolve replay; do
+	make -s "dist/$fn.zip" >/dev/null
+	size=$(stat -c %s "dist/$fn.zip")
+	verdict=met; [ "$size" -le 5000000 ] || verdict=MISSED
+	printf '%-10s %12d %12d %s\n' "$fn" "$size" 5000000 "$verdict"
+done
