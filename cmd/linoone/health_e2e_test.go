@@ -108,13 +108,13 @@ func TestHealthNamesWhatFails(t *testing.T) {
 	// The management API reports its own calls: the resolver's failed lookup is
 	// not one of them.
 	mgmtHealth := func() string { return strings.TrimSpace(healthBody(t, in.management)) }
-	if h := mgmtHealth(); h != `{"status":"ok"}` {
+	if h := mgmtHealth(); h != `{"deny_list_malformed":0,"status":"ok"}` {
 		t.Fatalf("management healthz before any management call failed = %s, want ok", h)
 	}
 	if r, err := in.client().GetLinkWithResponse(context.Background(), unknown); err != nil || r.StatusCode() != http.StatusServiceUnavailable {
 		t.Fatalf("GET /links/%s while Persist refuses lookups: %v %d, want 503", unknown, err, r.StatusCode())
 	}
-	if h := mgmtHealth(); h != `{"degraded":["persist"],"status":"degraded"}` {
+	if h := mgmtHealth(); h != `{"degraded":["persist"],"deny_list_malformed":0,"status":"degraded"}` {
 		t.Fatalf("management healthz while Persist refuses lookups = %s, want persist degraded", h)
 	}
 	refuseGremlin.Store(false)
@@ -127,7 +127,7 @@ func TestHealthNamesWhatFails(t *testing.T) {
 	if r, err := in.client().GetLinkWithResponse(context.Background(), unknown); err != nil || r.StatusCode() != http.StatusNotFound {
 		t.Fatalf("GET /links/%s once Persist answers: %v %d, want 404", unknown, err, r.StatusCode())
 	}
-	if h := mgmtHealth(); h != `{"status":"ok"}` {
+	if h := mgmtHealth(); h != `{"deny_list_malformed":0,"status":"ok"}` {
 		t.Fatalf("management healthz once Persist answers = %s, want ok", h)
 	}
 }
