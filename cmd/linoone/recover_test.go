@@ -316,3 +316,19 @@ func TestRecoverHelpExampleOnAFreshDataDir(t *testing.T) {
 		t.Errorf("a missing serve log: exit %d, stdout %q, stderr %q; want 1", code, &stdout, &stderr)
 	}
 }
+
+// TestEmptyDLQPrintsOneLine: an empty local click DLQ is one line, no header over
+// no rows; --json is still an empty array.
+func TestEmptyDLQPrintsOneLine(t *testing.T) {
+	dir := servedDir(t)
+	getenv := func(k string) string { return map[string]string{"LINOONE_DATA_DIR": dir}[k] }
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"dlq"}, getenv, &stdout, &stderr)
+	if want := "no click facts waiting in " + filepath.Join(dir, datadir.DLQ) + "\n"; code != 0 || stdout.String() != want {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 0 and %q", code, &stdout, &stderr, want)
+	}
+	stdout.Reset()
+	if code := run(context.Background(), []string{"dlq", "--json"}, getenv, &stdout, &stderr); code != 0 || stdout.String() != "[]\n" {
+		t.Errorf("dlq --json: exit %d, stdout %q", code, &stdout)
+	}
+}
