@@ -33,6 +33,16 @@ import (
 // local click DLQ. It returns after a graceful shutdown when ctx ends.
 func Run(ctx context.Context, cfg config.Serve, stderr io.Writer) error {
 	log := cfg.Logger(stderr)
+	s := &stack{log: log}
+	defer s.close()
+	if _, err := os.Stat(cfg.DataDir); errors.Is(err, os.ErrNotExist) {
+		// A serve that cannot bind must leave no new data dir behind (credentials
+		// nobody will use); an existing one is locked first, so that a second serve
+		// on it hears that rather than of a port.
+		if err := s.listen(cfg); err != nil {
+			return err
+		}
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
@@ -57,8 +67,6 @@ func Run(ctx context.Context, cfg config.Serve, stderr io.Writer) error {
 		return err
 	}
 
-	s := &stack{log: log}
-	defer s.close()
 	s.watchDisk(ctx, cfg)
 	if err := s.listen(cfg); err != nil {
 		return err
