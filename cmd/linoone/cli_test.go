@@ -18,6 +18,7 @@ import (
 	"github.com/linoone/linoone/internal/app/serve"
 	"github.com/linoone/linoone/internal/http/sigv4"
 	"github.com/linoone/linoone/internal/testutil/golden"
+	"github.com/linoone/linoone/internal/testutil/testport"
 )
 
 // commands are every subcommand of linoone.
@@ -335,8 +336,8 @@ func TestServeOnATakenPortNamesTheVariable(t *testing.T) {
 			}
 			defer taken.Close()
 			dataDir := filepath.Join(t.TempDir(), "new")
-			env := map[string]string{"LINOONE_DATA_DIR": dataDir, "LINOONE_RESOLVER_ADDR": freeAddr(t),
-				"LINOONE_MANAGEMENT_ADDR": freeAddr(t), "LINOONE_PERSIST_ADDR": freeAddr(t)}
+			env := map[string]string{"LINOONE_DATA_DIR": dataDir, "LINOONE_RESOLVER_ADDR": testport.Free(t),
+				"LINOONE_MANAGEMENT_ADDR": testport.Free(t), "LINOONE_PERSIST_ADDR": testport.Free(t)}
 			env[variable] = taken.Addr().String()
 			var stdout, stderr bytes.Buffer
 			code := run(context.Background(), []string{"serve"}, func(k string) string { return env[k] }, &stdout, &stderr)
@@ -349,16 +350,4 @@ func TestServeOnATakenPortNamesTheVariable(t *testing.T) {
 			}
 		})
 	}
-}
-
-// freeAddr is a loopback address no one listened on a moment ago (configuration
-// refuses port 0).
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }

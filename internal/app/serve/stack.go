@@ -29,6 +29,7 @@ import (
 type stack struct {
 	log                           *slog.Logger
 	resolverLn, managementLn, pLn net.Listener
+	served                        bool         // it got to serving: Run logs its stop
 	resolver                      server       // fasthttp
 	management, persist           *http.Server // persist: local Persist inside serve (not Unix)
 	persistProc                   *persistProc // local Persist in a child process (Unix)
@@ -135,9 +136,11 @@ func (s *stack) run(ctx context.Context, cfg config.Serve, emf metrics.Group) er
 	} else {
 		defer datadir.RemoveListening(cfg.DataDir, pid)
 	}
-	s.log.Info("linoone serving",
-		"resolver", "http://"+s.resolverLn.Addr().String(),
-		"management", "http://"+s.managementLn.Addr().String(),
+	s.served = true
+	resolver, management := "http://"+s.resolverLn.Addr().String(), "http://"+s.managementLn.Addr().String()
+	s.log.Info(fmt.Sprintf("linoone serving: resolver on %s, management API on %s", resolver, management),
+		"resolver", resolver,
+		"management", management,
 		"persist", cfg.Persist.URL,
 		"resolver_base_url", cfg.ResolverBaseURL,
 		"bus_consumer", cfg.Consumer.String(),
