@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,6 +18,7 @@ import (
 	"github.com/linoone/linoone/internal/app/serve"
 	"github.com/linoone/linoone/internal/http/sigv4"
 	"github.com/linoone/linoone/internal/testutil/golden"
+	"github.com/linoone/linoone/internal/testutil/testport"
 )
 
 // commands are every subcommand of linoone.
@@ -318,5 +322,32 @@ func TestFlagsPrintWithTwoDashes(t *testing.T) {
 				t.Errorf("%s: %q gives its default twice", name, line)
 			}
 		}
+	}
+}
+
+// TestServeOnATakenPortNamesTheVariable: a second serve whose port is taken says
+// which variable moves it, and leaves no new data dir behind.
+func TestServeOnATakenPortNamesTheVariable(t *testing.T) {
+	for _, variable := range []string{"LINOONE_RESOLVER_ADDR", "LINOONE_MANAGEMENT_ADDR", "LINOONE_PERSIST_ADDR"} {
+		t.Run(variable, func(t *testing.T) {
+			taken, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer taken.Close()
+			dataDir := filepath.Join(t.TempDir(), "new")
+			env := map[string]string{"LINOONE_DATA_DIR": dataDir, "LINOONE_RESOLVER_ADDR": testport.Free(t),
+				"LINOONE_MANAGEMENT_ADDR": testport.Free(t), "LINOONE_PERSIST_ADDR": testport.Free(t)}
+			env[variable] = taken.Addr().String()
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), []string{"serve"}, func(k string) string { return env[k] }, &stdout, &stderr)
+			want := taken.Addr().String() + " is in use (another linoone serve?): set " + variable + " to another address"
+			if code != 1 || !strings.Contains(stderr.String(), want) {
+				t.Errorf("exit %d, stderr %q; want 1 and %q", code, &stderr, want)
+			}
+			if _, err := os.Stat(dataDir); !os.IsNotExist(err) {
+				t.Errorf("serve made the data dir though it could not bind: %v", err)
+			}
+		})
 	}
 }

@@ -61,6 +61,11 @@ func dlqCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 		}
 		return enc.Encode(entries)
 	}
+	if len(entries) == 0 {
+		// A header over no rows is noise: one line says it all.
+		_, err = fmt.Fprintf(stdout, "no click facts waiting in %s\n", dir)
+		return err
+	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "FAILED_AT\tATTEMPTS\tTOKEN\tIDEMPOTENCY_KEY\tREASON")
 	for _, e := range entries {

@@ -430,7 +430,7 @@ func TestConcurrentIssuance(t *testing.T) {
 // once with its original idempotency key, and the graph holds no duplicate edge.
 func TestBusFaultDrill(t *testing.T) {
 	in := newInstance(t)
-	in.start("LINOONE_BUS_FAULT=always")
+	in.start("LINOONE_BUS_FAULT=always", "LINOONE_EMF=on") // serve writes EMF lines only when asked off Lambda
 	res, err := in.client().ShortenWithResponse(context.Background(), nil, management.ShortenJSONRequestBody{TargetURL: "https://example.com/drill"})
 	if err != nil || res.JSON201 == nil {
 		t.Fatalf("shorten: %v", err)

@@ -26,6 +26,10 @@ example:
   linoone recover --from-log .linoone/bus/refused.jsonl
 `
 
+// refusedFile is the name of the file in which the bus's consumer keeps the click
+// facts Persist refused (localbus.Consumer.RefusedPath).
+const refusedFile = "refused.jsonl"
+
 // recoverCmd republishes onto the local bus every click fact a serve log holds
 // whole (shorturl.RepublishLogged).
 func recoverCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -45,6 +49,13 @@ func recoverCmd(ctx context.Context, args []string, getenv func(string) string, 
 		return err
 	}
 	f, err := os.Open(*from)
+	if errors.Is(err, os.ErrNotExist) && filepath.Base(*from) == refusedFile {
+		// The consumer makes refused.jsonl on Persist's first refusal only: its
+		// absence means there is no refused fact, which the help's example meets
+		// on every fresh data dir.
+		_, err = fmt.Fprintf(stdout, "nothing to recover: %s does not exist (Persist has refused no click fact)\n", *from)
+		return err
+	}
 	if err != nil {
 		return err
 	}

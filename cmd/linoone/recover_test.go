@@ -295,3 +295,40 @@ func TestDLQListingPrintsEscapesItDoesNotRun(t *testing.T) {
 		t.Fatalf("dlq: exit %d, stdout %q, stderr %q; want one row with the key's escapes as text", code, out, &stderr)
 	}
 }
+
+// TestRecoverHelpExampleOnAFreshDataDir: the help's example, recover from the
+// refused facts' file, on a data dir serve made but whose consumer never kept a
+// refused fact says there is nothing to recover and exits 0; a missing serve log
+// is still an error.
+func TestRecoverHelpExampleOnAFreshDataDir(t *testing.T) {
+	dataDir := servedDir(t)
+	getenv := func(k string) string { return map[string]string{"LINOONE_DATA_DIR": dataDir}[k] }
+	refused := filepath.Join(dataDir, datadir.Bus, "refused.jsonl")
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"recover", "--from-log", refused}, getenv, &stdout, &stderr)
+	if want := "nothing to recover: " + refused + " does not exist"; code != 0 || !strings.HasPrefix(stdout.String(), want) || stderr.Len() != 0 {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 0 and %q", code, &stdout, &stderr, want)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	code = run(context.Background(), []string{"recover", "--from-log", filepath.Join(dataDir, "serve.log")}, getenv, &stdout, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "no such file") {
+		t.Errorf("a missing serve log: exit %d, stdout %q, stderr %q; want 1", code, &stdout, &stderr)
+	}
+}
+
+// TestEmptyDLQPrintsOneLine: an empty local click DLQ is one line, no header over
+// no rows; --json is still an empty array.
+func TestEmptyDLQPrintsOneLine(t *testing.T) {
+	dir := servedDir(t)
+	getenv := func(k string) string { return map[string]string{"LINOONE_DATA_DIR": dir}[k] }
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"dlq"}, getenv, &stdout, &stderr)
+	if want := "no click facts waiting in " + filepath.Join(dir, datadir.DLQ) + "\n"; code != 0 || stdout.String() != want {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 0 and %q", code, &stdout, &stderr, want)
+	}
+	stdout.Reset()
+	if code := run(context.Background(), []string{"dlq", "--json"}, getenv, &stdout, &stderr); code != 0 || stdout.String() != "[]\n" {
+		t.Errorf("dlq --json: exit %d, stdout %q", code, &stdout)
+	}
+}

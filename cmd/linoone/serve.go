@@ -16,6 +16,10 @@ the local bus, its consumer and the local click DLQ, configured by LINOONE_*
 variables (README.md). On Unix, local Persist runs in a child process (shown as
 linoone persist-child) that lives and ends with serve.
 
+It logs on stderr, text on a terminal and JSON lines otherwise
+(LINOONE_LOG_FORMAT=text|json forces one), from the line that says where it
+listens to the one that says it stopped; LINOONE_EMF=on adds CloudWatch EMF lines.
+
 Ctrl-C, SIGTERM or SIGHUP stops it: it waits up to 15 s for requests in flight,
 delivers its journal into local Persist for up to 20 s (logging what is left every
 5 s), stops Persist and exits 0. What the delivery could not finish in time is

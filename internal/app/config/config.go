@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/linoone/linoone/internal/core/shorturl"
+	"github.com/linoone/linoone/internal/foundation/tty"
 )
 
 // Defaults shared by more than one configuration.
@@ -44,14 +45,21 @@ const (
 	maxEnvironment = 32  // LINOONE_ENVIRONMENT's longest
 )
 
-// Logging is the log level every long-running binary reads.
+// Logging is the log level and format every long-running binary reads.
 type Logging struct {
-	LogLevel slog.Level // LINOONE_LOG_LEVEL: debug, info (default), warn, error
+	LogLevel  slog.Level // LINOONE_LOG_LEVEL: debug, info (default), warn, error
+	LogFormat string     // LINOONE_LOG_FORMAT: "" (text on a terminal, else JSON), text, json
 }
 
-// Logger returns the JSON logger the configuration asks for.
+// Logger returns the logger the configuration asks for: JSON lines, which log
+// collectors and `linoone recover --from-log` read, unless LINOONE_LOG_FORMAT=text,
+// or unset and w is a terminal, where a person reads them.
 func (l Logging) Logger(w io.Writer) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l.LogLevel}))
+	opts := &slog.HandlerOptions{Level: l.LogLevel}
+	if l.LogFormat == "text" || (l.LogFormat == "" && tty.IsTerminal(w)) {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
 }
 
 // reader reads variables and collects every bad one.

@@ -30,6 +30,12 @@ func (r *reader) logging() Logging {
 	default:
 		r.bad("LINOONE_LOG_LEVEL", "%q is not one of debug, info, warn, error", v)
 	}
+	switch v := strings.ToLower(r.get("LINOONE_LOG_FORMAT", "")); v {
+	case "", "text", "json":
+		l.LogFormat = v
+	default:
+		r.bad("LINOONE_LOG_FORMAT", "%q is not one of text, json", v)
+	}
 	return l
 }
 
@@ -176,4 +182,22 @@ func (r *reader) metricsNamespace() string { return r.get("LINOONE_METRICS_NAMES
 // denyListFile is LINOONE_DENYLIST_FILE, default denylist.txt in the data directory.
 func (r *reader) denyListFile(dataDir string) string {
 	return r.get("LINOONE_DENYLIST_FILE", filepath.Join(dataDir, "denylist.txt"))
+}
+
+// emf is LINOONE_EMF: whether serve writes CloudWatch EMF lines among its logs.
+// Only CloudWatch reads them, so the default is on only on Lambda.
+func (r *reader) emf() bool {
+	def := "off"
+	if r.getenv("AWS_LAMBDA_FUNCTION_NAME") != "" {
+		def = "on"
+	}
+	switch v := strings.ToLower(r.get("LINOONE_EMF", def)); v {
+	case "on", "true", "1":
+		return true
+	case "off", "false", "0":
+		return false
+	default:
+		r.bad("LINOONE_EMF", "%q is not on or off", v)
+		return false
+	}
 }

@@ -63,6 +63,7 @@ type Serve struct {
 	PublishTimeout   time.Duration         // LINOONE_PUBLISH_TIMEOUT, default 500ms
 	CacheSize        int                   // LINOONE_RESOLVER_CACHE_SIZE, default 100000 (0 disables)
 	MetricsNamespace string                // LINOONE_METRICS_NAMESPACE, default Linoone: the EMF namespace
+	EMF              bool                  // LINOONE_EMF=on|off, default on only on Lambda (AWS_LAMBDA_FUNCTION_NAME set)
 	ReservedHosts    []string              // LINOONE_RESERVED_HOSTS: targets there are refused
 	ClickBufferBytes int                   // LINOONE_CLICK_BUFFER_BYTES, default 64 MiB: facts held while bus and DLQ fail
 	ClickLogFacts    int                   // LINOONE_CLICK_LOG_FACTS_PER_SECOND, default 0 (no limit): past the buffer
@@ -88,6 +89,7 @@ func LoadServe(getenv func(string) string) (Serve, error) {
 		PublishTimeout:   r.publishTimeout(),
 		CacheSize:        r.cacheSize(),
 		MetricsNamespace: r.metricsNamespace(),
+		EMF:              r.emf(),
 		ReservedHosts:    r.reservedHosts(),
 		ClickBufferBytes: r.intRange("LINOONE_CLICK_BUFFER_BYTES", defaultClickBufferBytes, 0, 16<<30),
 		ClickLogFacts:    r.intRange("LINOONE_CLICK_LOG_FACTS_PER_SECOND", 0, 0, 1_000_000),

@@ -33,6 +33,32 @@ import (
 // local click DLQ. It returns after a graceful shutdown when ctx ends.
 func Run(ctx context.Context, cfg config.Serve, stderr io.Writer) error {
 	log := cfg.Logger(stderr)
+	s := &stack{log: log}
+	err := s.start(ctx, cfg, stderr)
+	// The last line, once everything is closed, so that whoever watches the log
+	// knows serve is gone, and whether it left work for the next start.
+	switch {
+	case !s.served:
+	case err != nil:
+		log.Error("linoone serve stopped", "err", err)
+	default:
+		log.Info("linoone serve stopped")
+	}
+	return err
+}
+
+// start makes the data dir and the stack, serves until ctx ends and closes it all.
+func (s *stack) start(ctx context.Context, cfg config.Serve, stderr io.Writer) error {
+	log := s.log
+	defer s.close()
+	if _, err := os.Stat(cfg.DataDir); errors.Is(err, os.ErrNotExist) {
+		// A serve that cannot bind must leave no new data dir behind (credentials
+		// nobody will use); an existing one is locked first, so that a second serve
+		// on it hears that rather than of a port.
+		if err := s.listen(cfg); err != nil {
+			return err
+		}
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
@@ -57,8 +83,6 @@ func Run(ctx context.Context, cfg config.Serve, stderr io.Writer) error {
 		return err
 	}
 
-	s := &stack{log: log}
-	defer s.close()
 	s.watchDisk(ctx, cfg)
 	if err := s.listen(cfg); err != nil {
 		return err
@@ -76,7 +100,7 @@ func Run(ctx context.Context, cfg config.Serve, stderr io.Writer) error {
 		return err
 	}
 	rs, err := resolverstack.New(resolverstack.Deps{Store: pc, Publisher: s.bus, DeadLetters: dlq, CacheSize: cfg.CacheSize,
-		PublishTimeout: cfg.PublishTimeout, Logger: log, MetricsOut: stderr, Namespace: cfg.MetricsNamespace,
+		PublishTimeout: cfg.PublishTimeout, Logger: log, MetricsOut: emfOut(cfg, stderr), Namespace: cfg.MetricsNamespace,
 		Environment: cfg.Environment, Health: s.health, ClickBufferBytes: cfg.ClickBufferBytes, ClickLogFactsPerSecond: cfg.ClickLogFacts,
 		Screening: screen})
 	if err != nil {
@@ -93,6 +117,15 @@ func Run(ctx context.Context, cfg config.Serve, stderr io.Writer) error {
 	s.management = newServer(mgmt, log)
 	s.recorder = rs.Recorder
 	return s.run(ctx, cfg, rs.Metrics)
+}
+
+// emfOut is where serve writes CloudWatch EMF lines: among its logs on Lambda or
+// when LINOONE_EMF=on asks, else nowhere, as no one reads them on a terminal.
+func emfOut(cfg config.Serve, stderr io.Writer) io.Writer {
+	if cfg.EMF {
+		return stderr
+	}
+	return io.Discard
 }
 
 // stoppedEarly is err, unless err is the stop signal cancelling the start: a

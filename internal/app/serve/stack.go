@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/linoone/linoone/internal/app/config"
@@ -28,6 +29,7 @@ import (
 type stack struct {
 	log                           *slog.Logger
 	resolverLn, managementLn, pLn net.Listener
+	served                        bool         // it got to serving: Run logs its stop
 	resolver                      server       // fasthttp
 	management, persist           *http.Server // persist: local Persist inside serve (not Unix)
 	persistProc                   *persistProc // local Persist in a child process (Unix)
@@ -42,20 +44,36 @@ type stack struct {
 // listen binds every address first, so a port in use is reported before anything
 // starts.
 func (s *stack) listen(cfg config.Serve) error {
-	var err error
-	if s.resolverLn, err = net.Listen("tcp", cfg.ResolverAddr); err != nil {
-		return fmt.Errorf("resolver: %w", err)
+	if s.resolverLn != nil { // Run bound before making a new data dir
+		return nil
 	}
-	if s.managementLn, err = net.Listen("tcp", cfg.ManagementAddr); err != nil {
-		return fmt.Errorf("management api: %w", err)
+	var err error
+	if s.resolverLn, err = bind("resolver", cfg.ResolverAddr, "LINOONE_RESOLVER_ADDR"); err != nil {
+		return err
+	}
+	if s.managementLn, err = bind("management api", cfg.ManagementAddr, "LINOONE_MANAGEMENT_ADDR"); err != nil {
+		return err
 	}
 	s.managementLn = capConns(s.managementLn, connCap(openFileLimit(), managementConnShare))
 	if cfg.Persist.Start {
-		if s.pLn, err = net.Listen("tcp", cfg.Persist.Addr); err != nil {
-			return fmt.Errorf("local persist: %w", err)
+		if s.pLn, err = bind("local persist", cfg.Persist.Addr, "LINOONE_PERSIST_ADDR"); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// bind listens on addr; when the address is taken (another serve, most often), the
+// error names the variable that moves it.
+func bind(name, addr, variable string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("%s: %s is in use (another linoone serve?): set %s to another address: %w", name, addr, variable, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return ln, nil
 }
 
 // server is what serve runs on a listener: *http.Server, or the resolver's
@@ -118,9 +136,11 @@ func (s *stack) run(ctx context.Context, cfg config.Serve, emf metrics.Group) er
 	} else {
 		defer datadir.RemoveListening(cfg.DataDir, pid)
 	}
-	s.log.Info("linoone serving",
-		"resolver", "http://"+s.resolverLn.Addr().String(),
-		"management", "http://"+s.managementLn.Addr().String(),
+	s.served = true
+	resolver, management := "http://"+s.resolverLn.Addr().String(), "http://"+s.managementLn.Addr().String()
+	s.log.Info(fmt.Sprintf("linoone serving: resolver on %s, management API on %s", resolver, management),
+		"resolver", resolver,
+		"management", management,
 		"persist", cfg.Persist.URL,
 		"resolver_base_url", cfg.ResolverBaseURL,
 		"bus_consumer", cfg.Consumer.String(),
