@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command soak is make soak: it starts a default `linoone serve` on a fresh data
 // dir with loopback ports, issues one short URL, and drives N redirects on it over
 // kept-alive connections, bounded by -max-time. Every -every clicks, and at the
