@@ -546,7 +546,7 @@ func TestCommandErrors(t *testing.T) {
 // metrics line is written after the recorder's last flush.
 func TestShutdownCountsFactsLoggedWhole(t *testing.T) {
 	in := newInstance(t)
-	in.start("LINOONE_BUS_FAULT=always")
+	in.start("LINOONE_BUS_FAULT=always", "LINOONE_EMF=on") // FactsLostToLog is an EMF count
 	tok := in.shorten("https://example.com/lost-at-stop")
 	dlq := filepath.Join(in.dataDir, "dlq")
 	if err := os.Rename(dlq, dlq+".away"); err != nil {

@@ -288,8 +288,13 @@ func TestVisitsAreOneSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop, done := make(chan struct{}), make(chan error, 1)
-	go func() { // clicks arriving, two a commit
-		for {
+	go func() { // clicks arriving, two a commit, up to 2,000: each read costs a pass
+		// over the link's clicks (the distinct visitors), so an unbounded writer
+		// makes the reads quadratic under -race
+		for i := 0; ; i++ {
+			if i == 1000 {
+				<-stop
+			}
 			select {
 			case <-stop:
 				done <- nil
