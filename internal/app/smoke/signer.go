@@ -1,19 +1,13 @@
 package smoke
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/smithy-go/logging"
@@ -80,44 +74,7 @@ func or(vs ...string) string {
 }
 
 // Transport signs every request for execute-api in s.Region before base sends it,
-// with the session token of temporary credentials when there is one: the default
-// chain's are often temporary (SSO, an assumed role), which sigv4.Credentials, a
-// static pair for local mode, has no room for.
+// with the session token of temporary credentials when there is one.
 func (s Signing) Transport(base http.RoundTripper) http.RoundTripper {
-	return &signingTransport{base: base, s: s, signer: v4.NewSigner()}
-}
-
-type signingTransport struct {
-	base   http.RoundTripper
-	s      Signing
-	signer *v4.Signer
-}
-
-// RoundTrip implements http.RoundTripper, leaving req unmodified.
-func (t *signingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	var body []byte
-	if req.Body != nil && req.Body != http.NoBody {
-		b, err := io.ReadAll(req.Body)
-		req.Body.Close()
-		if err != nil {
-			return nil, fmt.Errorf("sign request: read body: %w", err)
-		}
-		body = b
-	}
-	creds, err := t.s.Provider.Retrieve(req.Context())
-	if err != nil {
-		return nil, fmt.Errorf("sign request: credentials: %w", err)
-	}
-	signed := req.Clone(req.Context())
-	signed.Body, signed.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-	if len(body) == 0 {
-		signed.Body = http.NoBody
-	}
-	sum := sha256.Sum256(body)
-	hash := hex.EncodeToString(sum[:])
-	signed.Header.Set("X-Amz-Content-Sha256", hash)
-	if err := t.signer.SignHTTP(req.Context(), creds, signed, hash, "execute-api", t.s.Region, time.Now()); err != nil {
-		return nil, fmt.Errorf("sign request: %w", err)
-	}
-	return t.base.RoundTrip(signed)
+	return sigv4.ProviderTransport(base, s.Provider, s.Region, "execute-api")
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+
 	"github.com/linoone/linoone/internal/foundation/yield"
 )
 
@@ -34,9 +35,16 @@ func signRequest(ctx context.Context, signer *v4.Signer, req *http.Request, body
 	if req == nil || req.URL == nil {
 		return errors.New("request or its URL is nil")
 	}
-	if err := creds.validate(); err != nil {
-		return fmt.Errorf("credentials: %w", err)
+	awsCreds, err := creds.retrieve(ctx)
+	if err != nil {
+		return err
 	}
+	return signWith(ctx, signer, req, body, awsCreds, region, service, now)
+}
+
+// signWith signs req (not nil, with a URL) as SignRequest says, with creds as the
+// SDK holds them (a session token included).
+func signWith(ctx context.Context, signer *v4.Signer, req *http.Request, body []byte, creds aws.Credentials, region, service string, now time.Time) error {
 	if req.Header == nil {
 		req.Header = make(http.Header)
 	}
@@ -44,8 +52,15 @@ func signRequest(ctx context.Context, signer *v4.Signer, req *http.Request, body
 	payloadHash := hashBody(body)
 	req.Header.Set(headerContentSHA256, payloadHash)
 	req.Header.Del(headerAuthorization)
-	awsCreds := aws.Credentials{AccessKeyID: creds.AccessKeyID, SecretAccessKey: creds.SecretAccessKey, Source: "linoone"}
-	return signer.SignHTTP(ctx, awsCreds, req, payloadHash, service, region, now)
+	return signer.SignHTTP(ctx, creds, req, payloadHash, service, region, now)
+}
+
+// retrieve is c as SDK credentials, once c is valid.
+func (c Credentials) retrieve(context.Context) (aws.Credentials, error) {
+	if err := c.validate(); err != nil {
+		return aws.Credentials{}, fmt.Errorf("credentials: %w", err)
+	}
+	return aws.Credentials{AccessKeyID: c.AccessKeyID, SecretAccessKey: c.SecretAccessKey, Source: "linoone"}, nil
 }
 
 func setBody(req *http.Request, body []byte) {
@@ -81,21 +96,39 @@ func hashBody(body []byte) string {
 // unmodified, so it fits http.Client{Transport: …} and a generated client's
 // WithHTTPClient option.
 func (c Credentials) Transport(base http.RoundTripper, region, service string) http.RoundTripper {
+	return newTransport(base, c.retrieve, region, service)
+}
+
+// ProviderTransport is Transport for credentials the SDK provides, such as the
+// default chain's: they are often temporary (SSO, an assumed role), and their
+// session token is signed with them, which a static Credentials pair has no room
+// for.
+func ProviderTransport(base http.RoundTripper, p aws.CredentialsProvider, region, service string) http.RoundTripper {
+	return newTransport(base, func(ctx context.Context) (aws.Credentials, error) {
+		c, err := p.Retrieve(ctx)
+		if err != nil {
+			return aws.Credentials{}, fmt.Errorf("credentials: %w", err)
+		}
+		return c, nil
+	}, region, service)
+}
+
+func newTransport(base http.RoundTripper, retrieve func(context.Context) (aws.Credentials, error), region, service string) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return &transport{base: base, creds: c, region: region, service: service, signer: v4.NewSigner(), now: time.Now}
+	return &transport{base: base, retrieve: retrieve, region: region, service: service, signer: v4.NewSigner(), now: time.Now}
 }
 
 var _ http.RoundTripper = (*transport)(nil)
 
 type transport struct {
-	base    http.RoundTripper
-	creds   Credentials
-	region  string
-	service string
-	signer  *v4.Signer
-	now     func() time.Time
+	base     http.RoundTripper
+	retrieve func(context.Context) (aws.Credentials, error)
+	region   string
+	service  string
+	signer   *v4.Signer
+	now      func() time.Time
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -110,7 +143,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		body = b
 	}
 	signed := req.Clone(req.Context())
-	if err := signRequest(req.Context(), t.signer, signed, body, t.creds, t.region, t.service, t.now()); err != nil {
+	creds, err := t.retrieve(req.Context())
+	if err == nil {
+		err = signWith(req.Context(), t.signer, signed, body, creds, t.region, t.service, t.now())
+	}
+	if err != nil {
 		return nil, fmt.Errorf("sigv4 transport: sign request: %w", err)
 	}
 	return t.base.RoundTrip(signed)

@@ -431,6 +431,43 @@ func TestTransport(t *testing.T) {
 	}
 }
 
+// TestProviderTransport: credentials from an SDK provider sign like a static pair,
+// and a temporary pair's session token goes with them; a provider that fails sends
+// nothing.
+func TestProviderTransport(t *testing.T) {
+	srv, rec := newServer(t, mustNew(t, testCreds))
+	var token string
+	echo := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		token = r.Header.Get("X-Amz-Security-Token")
+		return srv.Client().Transport.RoundTrip(r)
+	})
+	p := aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+		return aws.Credentials{AccessKeyID: testCreds.AccessKeyID, SecretAccessKey: testCreds.SecretAccessKey, SessionToken: "session"}, nil
+	})
+	client := &http.Client{Transport: ProviderTransport(echo, p, testRegion, testService)}
+	resp, err := client.Post(srv.URL+"/v1/urls", "application/json", bytes.NewReader(testBody))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if served, _, _, gotErr := rec.snapshot(); served != 1 || gotErr != nil || token != "session" {
+		t.Fatalf("served %d, err %v, session token %q; want 1, nil, \"session\"", served, gotErr, token)
+	}
+
+	failing := aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) { return aws.Credentials{}, errors.New("no chain") })
+	client = &http.Client{Transport: ProviderTransport(echo, failing, testRegion, testService)}
+	if _, err := client.Get(srv.URL + "/v1/urls"); err == nil || !strings.Contains(err.Error(), "credentials: no chain") {
+		t.Fatalf("a failing provider: %v", err)
+	}
+	if served, _, _, _ := rec.snapshot(); served != 1 {
+		t.Fatalf("served %d after a failing provider, want still 1", served)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
 // TestVerifyMalformed drives Verify directly with hand-written headers.
 func TestVerifyMalformed(t *testing.T) {
 	const sig = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
