@@ -18,6 +18,7 @@ import (
 	"github.com/linoone/linoone/internal/core/shorturl"
 	"github.com/linoone/linoone/internal/http/mgmtapi"
 	"github.com/linoone/linoone/internal/persist"
+	"github.com/linoone/linoone/internal/testutil/cputime"
 )
 
 // visit is one click to seed: its time and user agent.
@@ -212,7 +213,7 @@ func BenchmarkStats100k(b *testing.B) {
 	var body []byte
 	// CPU time as well as wall time: on a shared machine the wall time of a run
 	// mostly says how busy the other processes were.
-	cpu := processCPU(b)
+	cpu := cputime.Process(b)
 	for b.Loop() {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/links/Bench10000/stats?breakdown=browser,os,device", nil))
@@ -221,7 +222,7 @@ func BenchmarkStats100k(b *testing.B) {
 		}
 		body = rec.Body.Bytes()
 	}
-	b.ReportMetric(float64(processCPU(b)-cpu)/float64(b.N)/1e6, "cpu-ms/op")
+	b.ReportMetric(float64(cputime.Process(b)-cpu)/float64(b.N)/1e6, "cpu-ms/op")
 	var s struct {
 		Clicks         int64 `json:"clicks"`
 		UniqueVisitors int64 `json:"unique_visitors"`

@@ -12,6 +12,7 @@ import (
 
 	"github.com/linoone/linoone/internal/core/graphson"
 	"github.com/linoone/linoone/internal/http/sigv4"
+	"github.com/linoone/linoone/internal/testutil/cputime"
 )
 
 // BenchmarkLookup is the resolver's hot path: one HTTP round trip for the token
@@ -187,9 +188,9 @@ func benchIngestClicks(b *testing.B, e *testEnv, client *http.Client) {
 		body := clickBody(b, urls, i+1, facts)
 		b.SetBytes(int64(len(body)))
 		b.StartTimer()
-		before := processCPU(b)
+		before := cputime.Process(b)
 		post(body)
-		cpu += processCPU(b) - before
+		cpu += cputime.Process(b) - before
 	}
 	b.StopTimer()
 	perFact := b.Elapsed().Seconds() / float64(b.N*facts)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/linoone/linoone/internal/core/graphson"
 	"github.com/linoone/linoone/internal/foundation/yield"
+	"github.com/linoone/linoone/internal/testutil/cputime"
 )
 
 // TestWriterYieldsInALargeDocument: with one P, as in `serve`, the writer yields
@@ -51,9 +52,9 @@ func TestWriterYieldsInALargeDocument(t *testing.T) {
 		}
 	}()
 	runtime.Gosched()
-	before, yieldsBefore, start, cpuBefore := runs.Load(), yield.Yields(), time.Now(), processCPU(t)
+	before, yieldsBefore, start, cpuBefore := runs.Load(), yield.Yields(), time.Now(), cputime.Process(t)
 	results, err := e.store.writeBatch(context.Background(), []*ingestRequest{req}, "2026-11-30T00:00:00.000Z")
-	during, yields, elapsed, cpu := runs.Load()-before, yield.Yields()-yieldsBefore, time.Since(start), processCPU(t)-cpuBefore
+	during, yields, elapsed, cpu := runs.Load()-before, yield.Yields()-yieldsBefore, time.Since(start), cputime.Process(t)-cpuBefore
 	close(stop)
 	<-stopped
 	if err != nil || results[0].edges.Created != clicks {

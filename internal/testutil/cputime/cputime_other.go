@@ -1,0 +1,7 @@
+//go:build !unix
+
+package cputime
+
+import "time"
+
+func process() (time.Duration, error) { return 0, nil }
