@@ -39,17 +39,24 @@ func OpenFile(name string, flag int, perm fs.FileMode) (*os.File, error) {
 func Check(name string) error { return checkNotLink(name) }
 
 func checkNotLink(name string) error {
+	_, err := lstatNotLink(name)
+	return err
+}
+
+// lstatNotLink is os.Lstat of name, an error wrapping ErrSymlink when it is a
+// symbolic link, and nil information and error when it does not exist.
+func lstatNotLink(name string) (fs.FileInfo, error) {
 	fi, err := os.Lstat(name)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
-		return fmt.Errorf("%s %w", name, ErrSymlink)
+		return nil, fmt.Errorf("%s %w", name, ErrSymlink)
 	}
-	return nil
+	return fi, nil
 }
 
 // ReadFile is os.ReadFile that refuses to follow a symbolic link at name.
@@ -69,15 +76,9 @@ var ErrShared = errors.New("is readable by group or others; it holds a secret (c
 // permission to group or others (on systems with Unix permissions), and ErrSymlink
 // when it is a link. A missing file is no error.
 func Private(name string) error {
-	fi, err := os.Lstat(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
+	fi, err := lstatNotLink(name)
+	if fi == nil || err != nil {
 		return err
-	}
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		return fmt.Errorf("%s %w", name, ErrSymlink)
 	}
 	if unixPerms && fi.Mode().Perm()&0o077 != 0 {
 		return fmt.Errorf("%s (mode %#o) %w", name, fi.Mode().Perm(), ErrShared)
