@@ -4,7 +4,7 @@
 // comment lines. Hosts compare in hostname.Normalize's canonical form, so every
 // spelling a browser treats as the same host matches. A malformed line is reported
 // with its line number and ignored. Holder keeps the list in force and swaps it
-// atomically; Poller (a file) and Cache (any fetch, such as an SSM parameter) reload
+// atomically; Poller (a file), and internal/app/awswire for an SSM parameter, reload
 // it, keeping the previous good list when the source cannot be read. It imports the
 // standard library, internal/core/hostname and internal/core/shorturl's target rules.
 package denylist

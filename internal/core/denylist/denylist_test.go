@@ -1,13 +1,11 @@
 package denylist_test
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -235,39 +233,6 @@ func TestPollerKeepsLastGoodList(t *testing.T) {
 	write(t, path, "other.example\n")
 	if _, err := p.Reload(); err != nil || blocked(h, "https://evil.example/") || !blocked(h, "https://other.example/") {
 		t.Errorf("after unblocking: err %v", err)
-	}
-}
-
-func TestCacheKeepsLastGoodListOnError(t *testing.T) {
-	var failures atomic.Int64
-	now := time.Unix(0, 0)
-	text, fail := "evil.example", error(nil)
-	fetches := 0
-	h := &denylist.Holder{}
-	c := &denylist.Cache{Holder: h, Every: 30 * time.Second, Log: slog.New(slog.DiscardHandler), Failures: &failures,
-		Now:   func() time.Time { return now },
-		Fetch: func(context.Context) (string, error) { fetches++; return text, fail }}
-	ctx := context.Background()
-	c.Refresh(ctx)
-	if !blocked(h, "https://evil.example/") {
-		t.Fatal("first fetch not in force")
-	}
-	text = "other.example"
-	now = now.Add(29 * time.Second)
-	c.Refresh(ctx)
-	if fetches != 1 || !blocked(h, "https://evil.example/") {
-		t.Errorf("fetched %d times before 30 s passed", fetches)
-	}
-	now = now.Add(time.Second)
-	fail = errors.New("ThrottlingException: rate exceeded")
-	c.Refresh(ctx)
-	if !blocked(h, "https://evil.example/") || failures.Load() != 1 {
-		t.Errorf("after a failed fetch: evil blocked %v, failures %d; want the old list and 1", blocked(h, "https://evil.example/"), failures.Load())
-	}
-	now, fail = now.Add(30*time.Second), nil
-	c.Refresh(ctx)
-	if blocked(h, "https://evil.example/") || !blocked(h, "https://other.example/") {
-		t.Error("the next good fetch is not in force")
 	}
 }
 

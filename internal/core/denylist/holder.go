@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -156,78 +155,4 @@ func (p *Poller) Run(ctx context.Context, every time.Duration) {
 			}
 		}
 	}
-}
-
-// Cache keeps a Holder in step with a fetched text (an SSM parameter), fetched
-// again when Every has passed since the last attempt. It fits Lambda: Refresh runs
-// inside an invocation, before the request, and nothing runs in between. A failed
-// fetch leaves the list in force, is logged at ERROR and counted in Failures.
-type Cache struct {
-	Fetch    func(ctx context.Context) (string, error)
-	Holder   *Holder
-	Every    time.Duration
-	Timeout  time.Duration // for one fetch; default 1s
-	Source   string        // named in logs
-	Log      *slog.Logger
-	Failures *atomic.Int64
-	Now      func() time.Time // default time.Now
-
-	mu   sync.Mutex
-	next time.Time
-	text *string // the text in force, once one was fetched
-}
-
-// Load fetches the text and puts its list in force, now, and schedules the next
-// Refresh. A caller that must not run without a list (a function at start: none in
-// force would lift every block) fails on its error.
-func (c *Cache) Load(ctx context.Context) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.fetch(ctx)
-}
-
-// Refresh fetches when due. A concurrent caller does not wait: it keeps the list in
-// force. A failed fetch keeps it too, logged at ERROR and counted.
-func (c *Cache) Refresh(ctx context.Context) {
-	if !c.mu.TryLock() {
-		return
-	}
-	defer c.mu.Unlock()
-	if c.now().Before(c.next) {
-		return
-	}
-	if err := c.fetch(ctx); err != nil {
-		c.Failures.Add(1)
-		c.Log.ErrorContext(ctx, "deny list unreadable: the previous list stays in force", "source", c.Source, "err", err)
-	}
-}
-
-// fetch reads the text (under mu) and, when it changed, puts its list in force.
-func (c *Cache) fetch(ctx context.Context) error {
-	c.next = c.now().Add(c.Every)
-	timeout := c.Timeout
-	if timeout <= 0 {
-		timeout = time.Second
-	}
-	fctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	text, err := c.Fetch(fctx)
-	if err != nil {
-		return err
-	}
-	if c.text != nil && *c.text == text {
-		return nil
-	}
-	l, bad := ParseString(text)
-	c.Holder.Set(l)
-	c.text = &text
-	logLoaded(c.Log, c.Source, l, bad)
-	return nil
-}
-
-func (c *Cache) now() time.Time {
-	if c.Now != nil {
-		return c.Now()
-	}
-	return time.Now()
 }
