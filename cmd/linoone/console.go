@@ -15,8 +15,9 @@ the deny list, and health with the click DLQ's Replay. The console holds the
 credentials and signs every management API call; the browser never sees them.
 Against the local serve it signs with the pair of LINOONE_DATA_DIR (as shorten does)
 and edits that serve's deny list; with --endpoint it signs for a deployed management
-API with the AWS default credential chain and prints whose it is. Every block,
-unblock, shorten and replay is logged (JSON) on stderr. Ctrl-C stops it.
+API with the AWS default credential chain (LINOONE_ACCESS_KEY_ID and
+LINOONE_SECRET_ACCESS_KEY instead when set, as smoke) and prints whose it is. Every
+block, unblock, shorten and replay is logged (JSON) on stderr. Ctrl-C stops it.
 
 example:
   linoone console --open

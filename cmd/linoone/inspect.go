@@ -41,7 +41,7 @@ func inspectCmd(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return err
 	}
-	api, err := managementClient(getenv, fs, 30*time.Second)
+	api, err := managementClient(ctx, getenv, fs, 30*time.Second)
 	if err != nil {
 		return err
 	}
@@ -83,11 +83,11 @@ func managementURLFlag(fs *flag.FlagSet) {
 }
 
 // managementClient is the management API at --management-url, or where the
-// environment says, signing with the producer's credentials (producer.Connect). A
+// environment says, signing as internal/app/signing picks (producer.Connect). A
 // URL with userinfo is refused, as LINOONE_MANAGEMENT_URL is by config: SigV4 signs
 // in a header, so a password there serves nothing, and every message naming the
 // URL would print it.
-func managementClient(getenv func(string) string, fs *flag.FlagSet, timeout time.Duration) (producer.API, error) {
+func managementClient(ctx context.Context, getenv func(string) string, fs *flag.FlagSet, timeout time.Duration) (producer.API, error) {
 	endpoint := fs.Lookup("management-url").Value.String()
 	if endpoint != "" {
 		if err := config.CheckServiceURL(endpoint); err != nil {
@@ -98,7 +98,7 @@ func managementClient(getenv func(string) string, fs *flag.FlagSet, timeout time
 	if err != nil {
 		return producer.API{}, err
 	}
-	return producer.Connect(endpoint, cfg, timeout)
+	return producer.Connect(ctx, endpoint, cfg, timeout)
 }
 
 // tokenArg is the token of a TOKEN|SHORT_URL argument, or a usage error saying what

@@ -39,7 +39,7 @@ func linksCmd(ctx context.Context, args []string, getenv func(string) string, st
 	if *limit < 1 || *limit > shorturl.MaxListLimit {
 		return &usageError{fs: fs, err: fmt.Errorf("--limit %d is not between 1 and %d", *limit, shorturl.MaxListLimit)}
 	}
-	api, err := managementClient(getenv, fs, 30*time.Second)
+	api, err := managementClient(ctx, getenv, fs, 30*time.Second)
 	if err != nil {
 		return err
 	}

@@ -56,7 +56,7 @@ func qrCmd(ctx context.Context, args []string, getenv func(string) string, stdou
 	case *margin < 0 || *margin > 16:
 		return &usageError{fs: fs, err: fmt.Errorf("--margin %d is not between 0 and 16", *margin)}
 	}
-	api, err := managementClient(getenv, fs, 30*time.Second)
+	api, err := managementClient(ctx, getenv, fs, 30*time.Second)
 	if err != nil {
 		return err
 	}

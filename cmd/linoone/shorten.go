@@ -55,7 +55,7 @@ func shortenCmd(ctx context.Context, args []string, getenv func(string) string, 
 	if *file != "" {
 		timeout = 2 * time.Minute
 	}
-	api, err := managementClient(getenv, fs, timeout)
+	api, err := managementClient(ctx, getenv, fs, timeout)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/linoone/linoone/internal/app/config"
+	"github.com/linoone/linoone/internal/app/signing"
 	"github.com/linoone/linoone/internal/app/smoke"
 	"github.com/linoone/linoone/internal/foundation/tty"
 )
@@ -77,13 +78,13 @@ func smokeCmd(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	signing, err := smoke.ResolveSigning(ctx, cfg, target.Management, *region)
+	s, err := signing.Resolve(ctx, signing.Request{Endpoint: target.Management, Region: *region, Config: cfg, Getenv: getenv})
 	if err != nil {
 		return err
 	}
 	opts := smoke.Options{Target: target, Redirects: *redirects, Issuances: *issuances, Timeout: *timeout,
-		Signer: signing.Transport(http.DefaultTransport.(*http.Transport).Clone())}
-	r, err := smoke.Run(ctx, opts, signing.Source)
+		Signer: s.Transport(http.DefaultTransport.(*http.Transport).Clone())}
+	r, err := smoke.Run(ctx, opts, s.Identity)
 	if err != nil {
 		return err
 	}

@@ -41,7 +41,7 @@ func statsCmd(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	api, err := managementClient(getenv, fs, 30*time.Second)
+	api, err := managementClient(ctx, getenv, fs, 30*time.Second)
 	if err != nil {
 		return err
 	}

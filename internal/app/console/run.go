@@ -1,7 +1,6 @@
 package console
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,17 +9,11 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
-	"path/filepath"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/linoone/linoone/client"
 	"github.com/linoone/linoone/internal/app/config"
-	"github.com/linoone/linoone/internal/app/datadir"
-	"github.com/linoone/linoone/internal/http/sigv4"
+	"github.com/linoone/linoone/internal/app/signing"
 )
 
 // Options are linoone console's flags.
@@ -40,7 +33,7 @@ func Run(ctx context.Context, o Options, getenv func(string) string, stdout, std
 	cfg := Config{Log: log}
 	var err error
 	if o.Endpoint == "" {
-		err = cfg.local(getenv)
+		err = cfg.local(ctx, getenv)
 	} else {
 		err = cfg.deployed(ctx, o.Endpoint, getenv)
 	}
@@ -92,18 +85,11 @@ func apiOptions() []client.Option {
 	return []client.Option{client.WithHTTPClient(hc), client.WithRetry(2, 200*time.Millisecond, time.Second)}
 }
 
-// local signs with the pair the local serve's data dir holds (or LINOONE_ACCESS_*),
-// as linoone shorten does, and edits that serve's deny list and DLQ.
-func (c *Config) local(getenv func(string) string) error {
-	sh, err := config.LoadShorten(getenv)
-	if err != nil {
-		return err
-	}
-	creds, err := datadir.ProducerCredentials(sh.DataDir, sh.Credentials)
-	if err != nil {
-		return err
-	}
+// local signs as shorten does for the local serve (signing.Resolve without an
+// endpoint), and edits that serve's deny list and DLQ.
+func (c *Config) local(ctx context.Context, getenv func(string) string) error {
 	l := &Local{}
+	var err error
 	if l.DenyList, err = config.LoadDenyList(getenv); err != nil {
 		return err
 	}
@@ -113,65 +99,36 @@ func (c *Config) local(getenv func(string) string) error {
 	if l.Replay, err = config.LoadReplay(getenv); err != nil {
 		return err
 	}
-	opts := append(apiOptions(), client.WithCredentials(creds.AccessKeyID, creds.SecretAccessKey), client.WithRegion(sh.Region))
-	if c.API, err = client.New(sh.ManagementURL, opts...); err != nil {
-		return err
-	}
-	from := sigv4.EnvAccessKeyID
-	if sh.Credentials == (sigv4.Credentials{}) {
-		from = filepath.Join(sh.DataDir, sigv4.CredentialsFile)
-	}
-	c.Endpoint, c.Local = sh.ManagementURL, l
-	c.Identity = fmt.Sprintf("access key %s (from %s)", keyPrefix(creds.AccessKeyID), from)
-	return nil
+	c.Local = l
+	return c.connect(ctx, "", getenv)
 }
 
-// deployed signs with the AWS default credential chain for a deployed endpoint and
-// says whose credentials those are: STS's answer when it can be reached, else the
-// access key's prefix and where it came from.
+// deployed signs for a deployed endpoint (the AWS default credential chain,
+// unless a Linoone pair is set) and says whose credentials those are: STS's
+// answer when it can be reached, else the access key's prefix and its source.
 func (c *Config) deployed(ctx context.Context, endpoint string, getenv func(string) string) error {
 	if err := config.CheckServiceURL(endpoint); err != nil {
 		return fmt.Errorf("--endpoint %w", err)
 	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	return c.connect(ctx, endpoint, getenv)
+}
+
+// connect is the client of the management API at endpoint ("": the local
+// serve's), signing with the credentials signing.Resolve picks.
+func (c *Config) connect(ctx context.Context, endpoint string, getenv func(string) string) error {
+	sh, err := config.LoadShorten(getenv)
 	if err != nil {
-		return fmt.Errorf("AWS default configuration: %w", err)
-	}
-	if c.API, err = client.New(endpoint, append(apiOptions(), client.WithCredentialsProvider(awsCfg.Credentials))...); err != nil {
 		return err
 	}
-	c.Endpoint = endpoint
-	c.Identity, err = identity(ctx, awsCfg, getenv)
-	return err
-}
-
-// identity names the credentials of awsCfg without revealing them.
-func identity(ctx context.Context, awsCfg aws.Config, getenv func(string) string) (string, error) {
-	if awsCfg.Credentials == nil {
-		return "", errors.New("the AWS default credential chain found no credentials (environment, profile, SSO)")
-	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	creds, err := awsCfg.Credentials.Retrieve(ctx)
+	s, err := signing.Resolve(ctx, signing.Request{Endpoint: endpoint, Config: sh, Getenv: getenv})
 	if err != nil {
-		return "", fmt.Errorf("AWS credentials: %w", err)
+		return err
 	}
-	source := cmp.Or(creds.Source, "the AWS default credential chain")
-	if p := getenv("AWS_PROFILE"); p != "" {
-		source += ", profile " + p
+	s.Confirm(ctx)
+	opts := append(apiOptions(), client.WithCredentialsProvider(s.Provider), client.WithRegion(s.Region))
+	if c.API, err = client.New(s.Base, opts...); err != nil {
+		return err
 	}
-	who := fmt.Sprintf("access key %s (from %s)", keyPrefix(creds.AccessKeyID), source)
-	out, err := sts.NewFromConfig(awsCfg, func(o *sts.Options) { o.RetryMaxAttempts = 1 }).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
-	if err != nil {
-		return who + "; STS GetCallerIdentity failed, so the identity is unconfirmed", nil
-	}
-	return fmt.Sprintf("%s %s", aws.ToString(out.Arn), who), nil
-}
-
-// keyPrefix is enough of an access key id to tell keys apart, never all of it.
-func keyPrefix(id string) string {
-	if len(id) <= 8 {
-		return "…"
-	}
-	return id[:8] + "…"
+	c.Endpoint, c.Identity = s.Base, s.Identity
+	return nil
 }

@@ -1,10 +1,11 @@
 // Package producer is the producer side of the CLI: the management API reached
-// with the SigV4 pair of the environment or of the data dir (shorten, inspect,
-// stats), what it requires of an answer before printing it, and the bulk import of
-// a file through POST /shorten/batch (Import).
+// with the credentials the signing package picks (shorten, inspect, stats), what
+// it requires of an answer before printing it, and the bulk import of a file
+// through POST /shorten/batch (Import).
 package producer
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,15 +13,13 @@ import (
 	"net/http"
 	"net/url"
 	"path"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/linoone/linoone/api/management"
 	"github.com/linoone/linoone/internal/app/config"
-	"github.com/linoone/linoone/internal/app/datadir"
+	"github.com/linoone/linoone/internal/app/signing"
 	"github.com/linoone/linoone/internal/foundation/tty"
-	"github.com/linoone/linoone/internal/http/sigv4"
 )
 
 // API is the management API as a command reaches it.
@@ -31,34 +30,26 @@ type API struct {
 }
 
 // Connect is the generated management client at endpoint (empty: the configured
-// one), signing with the producer's credentials, each request bounded by timeout.
-// It follows no redirect: the transport signs every request it sends, so a
-// redirect to another host would be handed a fresh signature (and the body) to
+// one), signing as the signing package resolves it, each request bounded by
+// timeout. It follows no redirect: the transport signs every request it sends, so
+// a redirect to another host would be handed a fresh signature (and the body) to
 // replay against this API.
-func Connect(endpoint string, cfg config.Shorten, timeout time.Duration) (API, error) {
-	if endpoint == "" {
-		endpoint = cfg.ManagementURL
-	}
-	creds, err := datadir.ProducerCredentials(cfg.DataDir, cfg.Credentials)
+func Connect(ctx context.Context, endpoint string, cfg config.Shorten, timeout time.Duration) (API, error) {
+	s, err := signing.Resolve(ctx, signing.Request{Endpoint: endpoint, Config: cfg})
 	if err != nil {
 		return API{}, err
 	}
-	hc := &http.Client{Timeout: timeout, Transport: creds.Transport(nil, cfg.Region, "execute-api"),
+	hc := &http.Client{Timeout: timeout, Transport: s.Transport(nil),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	base := strings.TrimRight(endpoint, "/")
-	client, err := management.NewClientWithResponses(base, management.WithHTTPClient(hc))
+	client, err := management.NewClientWithResponses(s.Base, management.WithHTTPClient(hc))
 	if err != nil {
 		return API{}, fmt.Errorf("management client: %w", err)
 	}
-	u, err := url.Parse(base)
+	u, err := url.Parse(s.Base)
 	if err != nil {
 		return API{}, fmt.Errorf("management client: %w", err)
 	}
-	signer := sigv4.EnvAccessKeyID + " and " + sigv4.EnvSecretAccessKey
-	if cfg.Credentials == (sigv4.Credentials{}) {
-		signer = fmt.Sprintf("the pair serve wrote to %s (LINOONE_DATA_DIR)", filepath.Join(cfg.DataDir, sigv4.CredentialsFile))
-	}
-	return API{Client: client, Base: u.Redacted(), signer: signer}, nil
+	return API{Client: client, Base: u.Redacted(), signer: s.Source}, nil
 }
 
 // TokenOf is the token of a short URL (its last path segment), or s itself.

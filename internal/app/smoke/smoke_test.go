@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -17,8 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/linoone/linoone/internal/app/config"
-	"github.com/linoone/linoone/internal/http/sigv4"
+	"github.com/linoone/linoone/internal/app/signing"
 	"github.com/linoone/linoone/internal/ops/capacity"
 )
 
@@ -55,19 +53,6 @@ func TestParseOutputs(t *testing.T) {
 	} {
 		if _, err := ParseOutputs([]byte(tt.in)); err == nil || !strings.Contains(err.Error(), tt.err) {
 			t.Errorf("%s: err %v, want one saying %q", name, err, tt.err)
-		}
-	}
-}
-
-func TestRegionOf(t *testing.T) {
-	for in, want := range map[string]string{
-		"https://abc123.execute-api.eu-west-1.amazonaws.com":     "eu-west-1",
-		"https://abc123.execute-api.cn-north-1.amazonaws.com.cn": "cn-north-1",
-		"https://go.example.com":                                 "",
-		"http://127.0.0.1:8081":                                  "",
-	} {
-		if got := RegionOf(in); got != want {
-			t.Errorf("RegionOf(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -156,7 +141,7 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // TestRunFindsPlantedFaults: Run passes a correct API and names the check that
 // each planted fault breaks.
 func TestRunFindsPlantedFaults(t *testing.T) {
-	signer := Signing{Provider: staticProvider(), Region: "us-east-1"}
+	signer := signing.Signing{Provider: staticProvider(), Region: "us-east-1"}
 	for _, tt := range []struct {
 		fault, failed, detail string
 	}{
@@ -204,58 +189,4 @@ func contains(xs []string, x string) bool {
 
 func staticProvider() aws.CredentialsProvider {
 	return credentials.NewStaticCredentialsProvider("AKIDSMOKETEST", "smoke-test-secret", "")
-}
-
-// TestResolveSigning: the Linoone pair of the environment first, then serve's pair
-// for a management API on this machine, then the AWS default chain.
-func TestResolveSigning(t *testing.T) {
-	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDFROMTHECHAIN")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "chain-secret")
-	t.Setenv("AWS_SESSION_TOKEN", "chain-session")
-	t.Setenv("AWS_REGION", "ap-south-1")
-	t.Setenv("AWS_CONFIG_FILE", os.DevNull)
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", os.DevNull)
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	served := t.TempDir()
-	if _, _, _, err := sigv4.LoadOrCreate(served, sigv4.Credentials{}); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	for _, tt := range []struct {
-		name       string
-		cfg        config.Shorten
-		management string
-		keyID      string
-		region     string
-	}{
-		{"env pair", config.Shorten{DataDir: served, Region: "us-east-1", Credentials: sigv4.Credentials{AccessKeyID: "AKIDLINOONE", SecretAccessKey: "s"}},
-			"https://m.execute-api.eu-west-1.amazonaws.com", "AKIDLINOONE", "eu-west-1"},
-		{"serve's pair", config.Shorten{DataDir: served, Region: "us-east-1"}, "http://127.0.0.1:8081", "", "us-east-1"},
-		{"the chain, remote", config.Shorten{DataDir: served, Region: "us-east-1"}, "https://m.example.com", "AKIDFROMTHECHAIN", "ap-south-1"},
-		{"the chain, no pair served", config.Shorten{DataDir: t.TempDir(), Region: "us-east-1"}, "http://127.0.0.1:8081", "AKIDFROMTHECHAIN", "ap-south-1"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			s, err := ResolveSigning(ctx, tt.cfg, tt.management, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := s.Provider.Retrieve(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tt.keyID == "" {
-				if !strings.Contains(s.Source, served) || strings.HasPrefix(c.AccessKeyID, "AKIDFROM") {
-					t.Errorf("source %q key %s, want serve's pair", s.Source, c.AccessKeyID)
-				}
-			} else if c.AccessKeyID != tt.keyID {
-				t.Errorf("key %s, want %s (source %q)", c.AccessKeyID, tt.keyID, s.Source)
-			}
-			if s.Region != tt.region || strings.Contains(s.Source, "secret") {
-				t.Errorf("region %q source %q, want region %q", s.Region, s.Source, tt.region)
-			}
-			if tt.keyID == "AKIDFROMTHECHAIN" && c.SessionToken != "chain-session" {
-				t.Errorf("session token %q not kept", c.SessionToken)
-			}
-		})
-	}
 }

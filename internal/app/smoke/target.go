@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,33 +72,4 @@ func (t Target) Check() error {
 		errs = append(errs, fmt.Errorf("management URL %w", err))
 	}
 	return errors.Join(errs...)
-}
-
-// RegionOf is the region in an API Gateway endpoint's host name
-// (abc123.execute-api.eu-west-1.amazonaws.com), or "".
-func RegionOf(endpoint string) string {
-	u, err := url.Parse(endpoint)
-	if err != nil {
-		return ""
-	}
-	parts := strings.Split(u.Hostname(), ".")
-	for i := 0; i+2 < len(parts); i++ {
-		if parts[i] == "execute-api" && strings.HasPrefix(parts[i+2], "amazonaws") {
-			return parts[i+1]
-		}
-	}
-	return ""
-}
-
-// isLoopback reports whether endpoint's host is this machine.
-func isLoopback(endpoint string) bool {
-	u, err := url.Parse(endpoint)
-	if err != nil {
-		return false
-	}
-	if u.Hostname() == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(u.Hostname())
-	return ip != nil && ip.IsLoopback()
 }
