@@ -109,61 +109,54 @@ locals {
     })
   }
 
-  fact_alarms = {
-    "facts-dead-lettered" = merge(local.sustained, {
-      description = "The resolver could not publish click facts to EventBridge and sent them to the click DLQ."
-      namespace   = var.metrics_namespace
+  # The functions' EMF counters, read by Environment on var.metrics_namespace: any
+  # count is a click fact that missed the bus, a deny list not in force or a failed
+  # replay, so each alarms above 0, in its own evaluation shape.
+  emf_counter_alarms = {
+    "facts-dead-lettered" = {
       metric_name = "FactsDeadLettered"
-      statistic   = "Sum"
-      threshold   = 0
-      dimensions  = { Environment = var.environment }
-    })
-    "facts-buffered" = merge(local.at_once, {
-      description = "The resolver could neither publish click facts nor send them to the click DLQ (a full disk, locally) and holds them in memory until one works again; /healthz reports click-recording degraded."
-      namespace   = var.metrics_namespace
+      shape       = local.sustained
+      description = "The resolver could not publish click facts to EventBridge and sent them to the click DLQ."
+    }
+    "facts-buffered" = {
       metric_name = "FactsBuffered"
-      statistic   = "Sum"
-      threshold   = 0
-      dimensions  = { Environment = var.environment }
-    })
-    "facts-dropped" = merge(local.at_once, {
-      description = "Click facts were LOST: past the memory buffer and the log limit, neither kept nor logged."
-      namespace   = var.metrics_namespace
+      shape       = local.at_once
+      description = "The resolver could neither publish click facts nor send them to the click DLQ (a full disk, locally) and holds them in memory until one works again; /healthz reports click-recording degraded."
+    }
+    "facts-dropped" = {
       metric_name = "FactsDropped"
-      statistic   = "Sum"
-      threshold   = 0
-      dimensions  = { Environment = var.environment }
-    })
-    "facts-lost-to-log" = merge(local.at_once, {
-      description = "The resolver could neither publish click facts nor send them to the click DLQ; the facts exist only in its ERROR logs."
-      namespace   = var.metrics_namespace
+      shape       = local.at_once
+      description = "Click facts were LOST: past the memory buffer and the log limit, neither kept nor logged."
+    }
+    "facts-lost-to-log" = {
       metric_name = "FactsLostToLog"
-      statistic   = "Sum"
-      threshold   = 0
-      dimensions  = { Environment = var.environment }
-    })
-    "denylist-unreadable" = merge(local.sustained, {
-      description = "The issue or resolve function could not read the deny list from SSM; the previous list stays in force, so new takedowns are not applied."
-      namespace   = var.metrics_namespace
+      shape       = local.at_once
+      description = "The resolver could neither publish click facts nor send them to the click DLQ; the facts exist only in its ERROR logs."
+    }
+    "denylist-unreadable" = {
       metric_name = "DenyListUnreadable"
-      statistic   = "Sum"
-      threshold   = 0
-      dimensions  = { Environment = var.environment }
-    })
+      shape       = local.sustained
+      description = "The issue or resolve function could not read the deny list from SSM; the previous list stays in force, so new takedowns are not applied."
+    }
     # Requests served with no deny list at all (none was ever loaded): takedowns and
     # issuance refusals are off, not merely late, so it pages sooner than a stale list.
-    "denylist-missing" = merge(local.prompt, {
-      description = "The issue or resolve function served requests with no deny list loaded: blocked targets are issued and taken-down links redirect."
-      namespace   = var.metrics_namespace
+    "denylist-missing" = {
       metric_name = "DenyListMissing"
-      statistic   = "Sum"
-      threshold   = 0
-      dimensions  = { Environment = var.environment }
-    })
-    "replay-failures" = merge(local.sustained, {
-      description = "The replay function could not republish click facts from the click DLQ (the bus still fails); they stay in the queue and are retried."
-      namespace   = var.metrics_namespace
+      shape       = local.prompt
+      description = "The issue or resolve function served requests with no deny list loaded: blocked targets are issued and taken-down links redirect."
+    }
+    "replay-failures" = {
       metric_name = "FactsReplayFailed"
+      shape       = local.sustained
+      description = "The replay function could not republish click facts from the click DLQ (the bus still fails); they stay in the queue and are retried."
+    }
+  }
+
+  fact_alarms = {
+    for label, a in local.emf_counter_alarms : label => merge(a.shape, {
+      description = a.description
+      namespace   = var.metrics_namespace
+      metric_name = a.metric_name
       statistic   = "Sum"
       threshold   = 0
       dimensions  = { Environment = var.environment }
