@@ -17,13 +17,14 @@ LAMBDA_FLAGS := -tags lambda.norpc -trimpath -buildvcs=false -ldflags='-s -w -bu
 all: lint test
 
 ## generate: regenerate api/ from openapi.yaml (oapi-codegen, one cfg per output), the
-## TypeScript client's types (openapi-typescript), and the capacity model's Terraform
-## defaults and docs/capacity.md
+## TypeScript client's types (openapi-typescript), the capacity model's Terraform
+## defaults and docs/capacity.md, and docs/configuration.md from internal/app/config
 generate:
 	$(GO) generate ./api/...
 	scripts/install-npm-tools.sh
 	npm --prefix clients/typescript run --silent generate
 	$(GO) generate ./internal/ops/capacity
+	$(GO) generate ./internal/app/config
 
 ## build: the linoone binary and dist/{issue,resolve,replay}.zip (arm64 Lambda bootstraps)
 build: bin/linoone $(LAMBDAS:%=dist/%.zip)
