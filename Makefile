@@ -12,7 +12,7 @@ endif
 LAMBDAS := issue resolve replay
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -buildvcs=false -ldflags='-s -w -buildid='
 
-.PHONY: all generate build check test test-unit lint spec-lint fmt-check run bench soak fuzz e2e-aws tools clean
+.PHONY: all generate build check test test-unit lint spec-lint fmt-check run bench soak fuzz e2e-aws tools clean screenshot
 
 all: lint test
 
@@ -114,6 +114,12 @@ BENCHTIME ?= 500ms
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) ./internal/... ./cmd/...
 	scripts/bench.sh
+
+## screenshot: docs/images/console-link.png, the README's image of the console's Link
+## page: a serve seeded with a month of clicks from several browsers, in Chromium at
+## 1200×800 (TestConsoleLinkScreenshot; needs what the browser tests need)
+screenshot:
+	$(GO) test -count=1 -run '^TestConsoleLinkScreenshot$$' ./cmd/linoone -screenshot
 
 ## e2e-aws: the terratest suite against a real sandbox stack (needs AWS credentials)
 e2e-aws:
