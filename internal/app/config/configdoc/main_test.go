@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -47,5 +49,46 @@ func TestCheckRefuses(t *testing.T) {
 	delete(read, "LINOONE_DLQ_TIMEOUT")
 	if err := check(vars, read); err == nil || !strings.Contains(err.Error(), "LINOONE_DLQ_TIMEOUT is described") {
 		t.Errorf("a variable nothing reads: %v", err)
+	}
+}
+
+// TestEveryNamedVariableDescribed: a LINOONE_ variable named anywhere in the
+// module's code (not its tests) is on the page, so that one read outside
+// internal/app/config, as discover reads its endpoint, is not missed.
+func TestEveryNamedVariableDescribed(t *testing.T) {
+	described := map[string]bool{}
+	for _, v := range config.Vars() {
+		described[v.Name] = true
+	}
+	literal := regexp.MustCompile(`"(LINOONE_[A-Z0-9_]*[A-Z0-9])"`)
+	root := filepath.Join("..", "..", "..", "..")
+	seen := 0
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) && p != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, m := range literal.FindAllStringSubmatch(string(b), -1) {
+			seen++
+			if !described[m[1]] {
+				t.Errorf("%s names %s, which internal/app/config/vars.go does not describe", p, m[1])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen < 10 {
+		t.Errorf("found %d variable names in the code, want the module's", seen)
 	}
 }
