@@ -12,18 +12,19 @@ endif
 LAMBDAS := issue resolve replay
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -buildvcs=false -ldflags='-s -w -buildid='
 
-.PHONY: all generate build check test test-unit lint spec-lint fmt-check run bench soak fuzz e2e-aws tools clean
+.PHONY: all generate build check test test-unit lint spec-lint fmt-check run bench soak fuzz e2e-aws tools clean screenshot
 
 all: lint test
 
 ## generate: regenerate api/ from openapi.yaml (oapi-codegen, one cfg per output), the
-## TypeScript client's types (openapi-typescript), and the capacity model's Terraform
-## defaults and docs/capacity.md
+## TypeScript client's types (openapi-typescript), the capacity model's Terraform
+## defaults and docs/capacity.md, and docs/configuration.md from internal/app/config
 generate:
 	$(GO) generate ./api/...
 	scripts/install-npm-tools.sh
 	npm --prefix clients/typescript run --silent generate
 	$(GO) generate ./internal/ops/capacity
+	$(GO) generate ./internal/app/config
 
 ## build: the linoone binary and dist/{issue,resolve,replay}.zip (arm64 Lambda bootstraps)
 build: bin/linoone $(LAMBDAS:%=dist/%.zip)
@@ -113,6 +114,12 @@ BENCHTIME ?= 500ms
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) ./internal/... ./cmd/...
 	scripts/bench.sh
+
+## screenshot: docs/images/console-link.png, the README's image of the console's Link
+## page: a serve seeded with a month of clicks from several browsers, in Chromium at
+## 1200×800 (TestConsoleLinkScreenshot; needs what the browser tests need)
+screenshot:
+	$(GO) test -count=1 -run '^TestConsoleLinkScreenshot$$' ./cmd/linoone -screenshot
 
 ## e2e-aws: the terratest suite against a real sandbox stack (needs AWS credentials)
 e2e-aws:
