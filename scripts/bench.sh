@@ -26,6 +26,10 @@
 #             keep up, or does its backlog grow while redirects last?), req/s, p99
 #   B         LINOONE_CONSUMER=external, default bus sync: req/s, CPU/request, p99
 #             against the durable floor
+#   B net/http  B with the resolver port on net/http (linoone built with -tags
+#             netresolver) instead of fasthttp, against B's floor and B: no target; it
+#             shows what fasthttp saves a redirect (docs/performance.md, "The
+#             resolver's server")
 #   B tmpfs   B with its data dir on tmpfs (/dev/shm), where fdatasync costs nothing,
 #             against B's baseline: no target, it shows the disk's share of what B misses
 #   B's disk  tools/hostcost on core 0, before anything else runs: what this host
@@ -107,6 +111,7 @@ mkdir -p "$work/bin"
 for pkg in cmd/linoone tools/bare302 tools/loadshorten tools/hostcost; do
   go build -o "$work/bin/$(basename "$pkg")" "./$pkg"
 done
+go build -tags netresolver -o "$work/bin/linoone-nethttp" ./cmd/linoone
 linoone=$work/bin/linoone
 
 # What the host charges for a sync and a thread switch, measured while nothing else runs.
@@ -210,7 +215,7 @@ interval) other_sync=each ;;
 *) die "cannot tell the default bus sync mode (got '$default_sync')" ;;
 esac
 stop_serve
-for d in a a-steady bc e; do cp -a "$seed" "$work/$d"; done
+for d in a a-steady bc bn e; do cp -a "$seed" "$work/$d"; done
 # The copies (hundreds of MB of preallocated journal segments) are written back now,
 # not while the first baseline runs. (The first baseline has often been the slow
 # one, ~0.6 of the others, with or without this; the rows "against the run's best
@@ -338,12 +343,24 @@ stop_serve
 queued=$acked
 b_cpu=$cpu
 b_rps=$rps
+b_p99=$p99
 r=$(ratio "$rps" "$base_rps")
 row "B external consumer, $default_sync" "$(calc '%.0f req/s = %.2f× durable floor (%.2f× bare)' "$rps, $r, $rps / $bare_rps")${trouble:+ ($trouble)}" "≥ 0.95×" "$(judge "$r" '>=' 0.95)"
 r=$(ratio "$cpu" "$base_cpu")
 row "B" "$cpu µs CPU/request = $r× durable floor ($(ratio "$cpu" "$bare_cpu")× bare)" "≤ 1.15×" "$(judge "$r" '<=' 1.15)"
 r=$(ratio "$p99" "$base_p99")
 row "B" "p99 $p99 ms = $r× durable floor" "≤ 1.2×" "$(judge "$r" '<=' 1.2)"
+
+# --- B on net/http: what fasthttp saves -----------------------------------------------------
+# The same serve as B with its resolver port on net/http (-tags netresolver), against B's
+# floor and B. No target: fasthttp stays while it costs a redirect clearly less CPU.
+linoone_fast=$linoone linoone=$work/bin/linoone-nethttp
+start_serve B-nethttp "$work/bn" LINOONE_CONSUMER=external LINOONE_BUS_SYNC="$default_sync"
+measure B-nethttp "$serve_pid" "$rport"
+stop_serve
+linoone=$linoone_fast
+row "B on net/http" "$(calc '%.0f req/s = %.2f× durable floor (B: %.2f×), p99 %.2f× (B: %.2f×)' "$rps, $rps / $base_rps, $b_rps / $base_rps, $p99 / $base_p99, $b_p99 / $base_p99")${trouble:+ ($trouble)}" "—" "—"
+row "B on net/http" "$cpu µs CPU/request = $(ratio "$cpu" "$base_cpu")× durable floor, $(ratio "$cpu" "$b_cpu")× B's on fasthttp" "—" "—"
 
 # --- B on tmpfs: the disk's share of B -----------------------------------------------------
 # The same serve as B with its data dir on tmpfs, where fdatasync returns at once, against

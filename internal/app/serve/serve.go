@@ -22,7 +22,6 @@ import (
 	"github.com/linoone/linoone/internal/app/resolverstack"
 	"github.com/linoone/linoone/internal/core/denylist"
 	"github.com/linoone/linoone/internal/core/shorturl"
-	"github.com/linoone/linoone/internal/http/fastresolver"
 	"github.com/linoone/linoone/internal/http/mgmtapi"
 	"github.com/linoone/linoone/internal/http/sigv4"
 	"github.com/linoone/linoone/internal/persist"
@@ -110,10 +109,7 @@ func (s *stack) start(ctx context.Context, cfg config.Serve, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	// The resolver port is fasthttp, for the CPU a redirect costs (package
-	// fastresolver); whatever is not a redirect is answered by the same net/http
-	// handler as on Lambda.
-	s.resolver = fastresolver.New(rs.Handler, fastresolver.Options{Logger: log, MaxConns: connCap(openFileLimit(), resolverConnShare)})
+	s.resolver, s.resolverLn = resolverServer(rs.Handler, s.resolverLn, log)
 	s.management = newServer(mgmt, log)
 	s.recorder = rs.Recorder
 	return s.run(ctx, cfg, rs.Metrics)

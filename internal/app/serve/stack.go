@@ -30,7 +30,7 @@ type stack struct {
 	log                           *slog.Logger
 	resolverLn, managementLn, pLn net.Listener
 	served                        bool         // it got to serving: Run logs its stop
-	resolver                      server       // fasthttp
+	resolver                      server       // fastresolver (net/http with -tags netresolver)
 	management, persist           *http.Server // persist: local Persist inside serve (not Unix)
 	persistProc                   *persistProc // local Persist in a child process (Unix)
 	bus                           *localbus.Bus

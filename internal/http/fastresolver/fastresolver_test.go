@@ -293,6 +293,39 @@ func TestLimits(t *testing.T) {
 	}
 }
 
+// TestSlowClientTimedOut: a client that sends part of a head and then nothing is
+// answered 408 once ReadTimeout passes and its connection closed, so that slow
+// clients cannot hold the resolver's connections; a click is not recorded.
+func TestSlowClientTimedOut(t *testing.T) {
+	api, pub := newAPI(t)
+	ln := listen(t)
+	srv := fastresolver.New(api, fastresolver.Options{ReadTimeout: 200 * time.Millisecond})
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
+	c, br := dial(t, ln.Addr().String())
+	start := time.Now()
+	if _, err := io.WriteString(c, "GET /"+string(known.Token)+" HTTP/1.1\r\nHost: x\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
+	if err != nil {
+		t.Fatalf("no answer to a head left unfinished: %v", err)
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	if res.StatusCode != http.StatusRequestTimeout || !res.Close {
+		t.Errorf("unfinished head: %d, close %t; want 408 and the connection closed", res.StatusCode, res.Close)
+	}
+	if waited := time.Since(start); waited < 150*time.Millisecond {
+		t.Errorf("answered after %v, before the read timeout", waited)
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Errorf("after the 408: %v, want the connection closed", err)
+	}
+	if n := len(pub.taken()); n != 0 {
+		t.Errorf("%d clicks recorded, want none", n)
+	}
+}
+
 // TestRefusesWhatNetHTTPRefuses: requests net/http's server refuses as malformed or
 // ambiguous (the raw material of request smuggling behind a proxy) are refused by
 // the fasthttp server too, and record no click.

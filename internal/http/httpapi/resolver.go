@@ -78,16 +78,10 @@ func NewResolver(d ResolverDeps) *ResolverHandler {
 		generated: resolver.HandlerWithOptions(strict, resolver.StdHTTPServerOptions{BaseRouter: mux, ErrorHandlerFunc: param})}
 }
 
-// ResolverHandler is the resolver API. It answers GET and HEAD /{token} itself, for
-// a path that needs no unescaping, and hands every other request to the generated
-// router. The redirect is the request Linoone exists for: the generated route binds
-// the token through the styled-parameter decoder, wraps the strict handler in
-// closures and adds a context value per click, about a fifth of what the handler
-// spent per redirect (BenchmarkResolveLatency). Both answer alike, errors through the
-// same hook (TestFastPathAnswersAsTheGeneratedRoute).
-//
-// A server other than net/http in front of it (serve's resolver port) answers the
-// redirect with Redirect and WriteError, and hands it every other request.
+// ResolverHandler is the resolver API: every request, the redirect included, goes
+// through the generated router, on Lambda and wherever net/http serves it. serve's
+// resolver port (package fastresolver) answers the redirect itself with Redirect and
+// WriteError, and hands it every other request.
 type ResolverHandler struct {
 	r         *shorturl.Resolver
 	fail      func(http.ResponseWriter, *http.Request, error)
@@ -99,27 +93,7 @@ type ResolverHandler struct {
 const CacheControlRedirect = cacheControlRedirect
 
 func (h *ResolverHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	p := r.URL.Path
-	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.URL.RawPath == "" &&
-		len(p) > 1 && p != "/healthz" && strings.IndexByte(p[1:], '/') < 0 {
-		h.resolve(w, r, p[1:])
-		return
-	}
 	h.generated.ServeHTTP(w, r)
-}
-
-// resolve is the Resolve operation with withVisit's rule: HEAD is a check, not a visit.
-func (h *ResolverHandler) resolve(w http.ResponseWriter, r *http.Request, token string) {
-	var visit *shorturl.Visit
-	if r.Method != http.MethodHead {
-		visit = &shorturl.Visit{IP: clientIP(r.RemoteAddr), UserAgent: r.UserAgent()}
-	}
-	target, err := h.Redirect(r.Context(), token, visit)
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	_ = redirect(target).VisitResolveResponse(w)
 }
 
 // Redirect is GET /{token} (a click by visit) or, with a nil visit, HEAD /{token}
