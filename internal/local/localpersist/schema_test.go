@@ -159,6 +159,8 @@ func TestConnectionSettings(t *testing.T) {
 		{e.store.rdb, "journal_mode", "wal"},
 		{e.store.rdb, "query_only", "1"},
 		{e.store.rdb, "busy_timeout", "5000"},
+		{e.store.rdb, "mmap_size", strconv.Itoa(readerMmapBytes)},
+		{e.store.wdb, "mmap_size", "0"},
 	}
 	for _, tt := range tests {
 		var got string
