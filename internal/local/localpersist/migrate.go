@@ -34,23 +34,24 @@ func migrateFrom(ctx context.Context, tx *sql.Tx, version int) error {
 }
 
 // migrateV5Edges gives the edge table of versions 3 to 5 the visitor_ip_address
-// column, filled by the writer's rule (edgeColumnValues), and rebuilds the two
-// indexes whose definitions changed. The indexes go first, so that filling the
-// column does not maintain them row by row; edges_in and edge_counts are kept.
+// column and rebuilds the two indexes whose definitions changed. The indexes go
+// first, so that filling the column does not maintain them row by row; edges_in
+// and edge_counts are kept. The column is filled in SQL, which reads a stored
+// properties JSON as the writer's rule (edgeColumnValues) does: the JSON is
+// canonical, so a property is a string exactly when it is stored as a JSON string,
+// and ->> unescapes it to the same text (the rule version 5 counted unique
+// visitors by). One statement spares the decoding and an UPDATE per row in Go.
 func migrateV5Edges(ctx context.Context, tx *sql.Tx) error {
 	stmts := []string{
 		`DROP INDEX IF EXISTS edges_out`,
 		`DROP INDEX IF EXISTS edges_id`,
 		`ALTER TABLE edges ADD COLUMN visitor_ip_address TEXT`,
+		`UPDATE edges SET visitor_ip_address = properties ->> '$.visitor_ip_address' WHERE json_type(properties, '$.visitor_ip_address') = 'text'`,
+		edgesOutIndex,
+		edgesIDIndex,
 	}
 	if err := execAll(ctx, tx, stmts); err != nil {
 		return fmt.Errorf("add visitor_ip_address: %w", err)
-	}
-	if err := fillEdgeColumns(ctx, tx, "edges"); err != nil {
-		return err
-	}
-	if err := execAll(ctx, tx, []string{edgesOutIndex, edgesIDIndex}); err != nil {
-		return fmt.Errorf("index edges: %w", err)
 	}
 	return nil
 }

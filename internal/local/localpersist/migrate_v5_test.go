@@ -52,11 +52,13 @@ var v5Schema = []string{
 
 // v5Graph is the graph of the version 5 file: five short URLs and their clicks,
 // with repeated addresses, IPv6 addresses (two spellings of one address are two
-// strings, as they always were), clicks without an address, a user agent or a time,
+// strings, as they always were), an address JSON must escape, clicks without an
+// address, a user agent or a time,
 // and on the last link an address that is not a string.
 func v5Graph(t *testing.T) graphson.Document {
 	t.Helper()
-	ips := []string{"192.0.2.1", "192.0.2.2", "2001:db8::1", "2001:db8::2", "2001:DB8::1", "::ffff:192.0.2.1", "198.51.100.7"}
+	ips := []string{"192.0.2.1", "192.0.2.2", "2001:db8::1", "2001:db8::2", "2001:DB8::1", "::ffff:192.0.2.1", "198.51.100.7",
+		"fe80::1%eth0", "\"odd\" \\ <a&b> \u2028 \U0001F600 \x01"} // what the JSON escapes, as the SQL fill must read it back
 	uas := []string{"Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0", "Slackbot 1.0", "curl/8.5.0"}
 	var doc graphson.Document
 	for l := range 5 {
@@ -292,4 +294,27 @@ func TestMigrateV5FailsWhole(t *testing.T) {
 	db.Close()
 	e := openEnv(t, path, Options{})
 	checkStoredEdges(t, e)
+}
+
+// TestMigrateV5WithoutEdgeCounts: a file an earlier build marked version 5 without
+// edge_counts (see addEdgeCounts) migrates with its links' all-time counts.
+func TestMigrateV5WithoutEdgeCounts(t *testing.T) {
+	doc := v5Graph(t)
+	path := filepath.Join(t.TempDir(), "persist.db")
+	writeV5(t, path, doc)
+	db, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`DROP TABLE edge_counts`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	e := openEnv(t, path, Options{})
+	for l, want := range countVisitors(doc) {
+		tok := map[string]any{"token": fmt.Sprintf("V5link%04d", l)}
+		if got := e.query(t, countQuery, tok); !cmp.Equal(got, []any{want["clicks"]}) {
+			t.Errorf("%s: clicks = %v, want %v", tok["token"], got, want["clicks"])
+		}
+	}
 }
