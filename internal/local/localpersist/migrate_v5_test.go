@@ -207,11 +207,7 @@ func TestMigrateV5(t *testing.T) {
 
 	// The migrated indexes keep a replayed click, with or without an address, from
 	// being stored twice.
-	var replay []graphson.Edge
-	for _, ed := range doc.Edges[:8] {
-		replay = append(replay, ed)
-	}
-	if r := e.mustIngest(t, graphson.Document{Edges: replay}); r.Edges.Created != 0 {
+	if r := e.mustIngest(t, graphson.Document{Edges: doc.Edges[:8]}); r.Edges.Created != 0 {
 		t.Errorf("replayed clicks after migration: %+v, want none created", r)
 	}
 	if got := e.query(t, countQuery, map[string]any{"token": "V5link0000"}); !cmp.Equal(got, []any{want[0]["clicks"]}) {
