@@ -9,12 +9,15 @@ import (
 	"github.com/linoone/linoone/internal/core/graphson"
 )
 
-// visit is a short_url_visited self-loop on v from ip (any GraphSON value).
+// visit is a short_url_visited self-loop on v from ip (any GraphSON value; nil
+// leaves the property out).
 func visit(t *testing.T, v graphson.Vertex, event string, ip any, at string) graphson.Edge {
 	t.Helper()
-	e, err := graphson.NewEdge("short_url_visited", v, v, graphson.Properties{
-		"event_identifier": event, "visitor_ip_address": ip, "user_agent": "test", "effective_at": at,
-	})
+	p := graphson.Properties{"event_identifier": event, "user_agent": "test", "effective_at": at}
+	if ip != nil {
+		p["visitor_ip_address"] = ip
+	}
+	e, err := graphson.NewEdge("short_url_visited", v, v, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,8 +30,11 @@ func visit(t *testing.T, v graphson.Vertex, event string, ip any, at string) gra
 // them out of SQL), including when an address is not a string and SQL gives up.
 func TestDistinctVisitors(t *testing.T) {
 	e := newEnv(t, Options{})
-	strs, mixed := shortURL(t, "Distinct01"), shortURL(t, "Distinct02")
-	doc := graphson.Document{Vertices: []graphson.Vertex{strs, mixed}}
+	strs, mixed, gaps := shortURL(t, "Distinct01"), shortURL(t, "Distinct02"), shortURL(t, "Distinct03")
+	doc := graphson.Document{Vertices: []graphson.Vertex{strs, mixed, gaps}}
+	for i, ip := range []any{"192.0.2.1", nil, "2001:db8::1", "2001:DB8::1", nil, "192.0.2.1", "::1"} {
+		doc.Edges = append(doc.Edges, visit(t, gaps, fmt.Sprintf("ev_g%d", i), ip, fmt.Sprintf("2026-11-%02dT10:00:00.000Z", 28+i%2)))
+	}
 	for i, ip := range []string{"192.0.2.1", "192.0.2.2", "192.0.2.1", "2001:db8::1", "192.0.2.2"} {
 		doc.Edges = append(doc.Edges, visit(t, strs, fmt.Sprintf("ev_s%d", i), ip, fmt.Sprintf("2026-11-%02dT10:00:00.000Z", 28+i%3)))
 	}
@@ -45,6 +51,8 @@ func TestDistinctVisitors(t *testing.T) {
 		{"Distinct01", ".has('effective_at', gte('2026-11-28')).has('effective_at', lt('2026-11-30'))", 3},
 		{"Distinct01", ".has('effective_at', gte('2026-12-01'))", 0},
 		{"Distinct02", "", 3}, // "1", 1 and true
+		{"Distinct03", "", 4}, // clicks without an address count no visitor; IPv6 spellings are strings
+		{"Distinct03", ".has('effective_at', gte('2026-11-29'))", 2},
 		{"NoSuchTok0", "", 0},
 	} {
 		t.Run(tt.token+tt.window, func(t *testing.T) {

@@ -125,10 +125,9 @@ func distinctCountFollows(steps []step) bool {
 var plainKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
 
 // countDistinctStrings answers values(key).dedup().count() over the edges sc
-// selects in SQL, reading key from each edge's properties JSON: how a unique
-// visitor is counted (visitor_ip_address has no column). Only string values are
-// counted there, where SQL and Go equality agree; ok is false when some edge holds
-// key with another type, and the caller evaluates the steps in Go instead.
+// selects in SQL: how a unique visitor is counted. Only string values are counted
+// there, where SQL and Go equality agree; ok is false when some edge holds key with
+// another type, and the caller evaluates the steps in Go instead.
 func (s *Store) countDistinctStrings(ctx context.Context, src string, sc *edgeScan, key string, in []any) (n int64, ok bool, err error) {
 	if len(in) != 1 { // distinct over several vertices' edges: one set, left to Go
 		return 0, false, nil
@@ -137,15 +136,44 @@ func (s *Store) countDistinctStrings(ctx context.Context, src string, sc *edgeSc
 	if err != nil {
 		return 0, false, err
 	}
-	q, args := sc.query("properties", v.id)
-	path := "$." + key
 	var others int64
-	err = s.queryRow(ctx, "SELECT count(DISTINCT CASE WHEN t = 'text' THEN x END), count(CASE WHEN t <> 'text' THEN 1 END) "+
-		"FROM (SELECT json_type(properties, ?) AS t, properties ->> ? AS x FROM ("+q+"))", append([]any{path, path}, args...), &n, &others)
+	if isEdgeColumn(key) {
+		n, others, err = s.countDistinctColumn(ctx, sc, key, v.id)
+	} else {
+		q, args := sc.query("properties", v.id)
+		path := "$." + key
+		err = s.queryRow(ctx, "SELECT count(DISTINCT CASE WHEN t = 'text' THEN x END), count(CASE WHEN t <> 'text' THEN 1 END) "+
+			"FROM (SELECT json_type(properties, ?) AS t, properties ->> ? AS x FROM ("+q+"))", append([]any{path, path}, args...), &n, &others)
+	}
 	if err != nil {
 		return 0, false, fmt.Errorf("count distinct %s of the edges of %s: %w", key, v.id, err)
 	}
 	return n, others == 0, nil
+}
+
+// countDistinctColumn counts the distinct values of a property column (a unique
+// visitor's address has one) over the edges sc selects from vertex id, and the
+// edges that hold key with a type other than string. The count reads edges_out
+// alone. An edge whose column is NULL lacks the key or holds another type, which
+// only its JSON tells: those edges, rare, are read again from the table.
+func (s *Store) countDistinctColumn(ctx context.Context, sc *edgeScan, key, id string) (n, others int64, err error) {
+	q, args := distinctColumnQuery(sc, key, id)
+	var nulls int64
+	if err := s.queryRow(ctx, q, args, &n, &nulls); err != nil || nulls == 0 {
+		return n, 0, err
+	}
+	rest := *sc
+	rest.conds = append(slices.Clip(rest.conds), key+" IS NULL")
+	q, args = rest.query("properties", id)
+	err = s.queryRow(ctx, "SELECT count(*) FROM ("+q+") WHERE json_type(properties, ?) IS NOT NULL", append(args, "$."+key), &others)
+	return n, others, err
+}
+
+// distinctColumnQuery is the SELECT of the distinct values of column key, and of
+// the edges where it is NULL, over the edges sc selects from vertex id.
+func distinctColumnQuery(sc *edgeScan, key, id string) (string, []any) {
+	q, args := sc.query(key, id)
+	return "SELECT count(DISTINCT " + key + "), count(*) - count(" + key + ") FROM (" + q + ")", args
 }
 
 func (s *Store) countEdges(ctx context.Context, src string, sc *edgeScan, in []any) (int64, error) {

@@ -299,7 +299,7 @@ func checkStoredVertices(t *testing.T, e *testEnv) {
 func checkStoredEdges(t *testing.T, e *testEnv) {
 	t.Helper()
 	edges := e.query(t, "g.V().outE().count()", nil)
-	rows, err := e.store.rdb.Query(`SELECT id, label, out_v, in_v, properties, effective_at, user_agent FROM edges`)
+	rows, err := e.store.rdb.Query(`SELECT id, label, out_v, in_v, properties, effective_at, user_agent, visitor_ip_address FROM edges`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,16 +307,16 @@ func checkStoredEdges(t *testing.T, e *testEnv) {
 	n := 0
 	for rows.Next() {
 		var id, label, out, in, raw string
-		var at, ua any
-		if err := rows.Scan(&id, &label, &out, &in, &raw, &at, &ua); err != nil {
+		var cols [len(edgeColumnProps)]any
+		if err := rows.Scan(&id, &label, &out, &in, &raw, &cols[0], &cols[1], &cols[2]); err != nil {
 			t.Fatal(err)
 		}
 		props, err := decodeProperties(raw)
 		if err != nil {
 			t.Fatalf("edge %s: %v", id, err)
 		}
-		if wantAt, wantUA := edgeColumnValues(props); at != wantAt || ua != wantUA {
-			t.Errorf("edge %s: columns (%v, %v), want (%v, %v)", id, at, ua, wantAt, wantUA)
+		if want := edgeColumnValues(props); cols != want {
+			t.Errorf("edge %s: columns %v, want %v", id, cols, want)
 		}
 		if got, err := graphson.EdgeID(label, out, in, props); err != nil || got != id {
 			t.Errorf("edge %s: stored properties %s hash to %s (%v)", id, raw, got, err)

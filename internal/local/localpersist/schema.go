@@ -15,8 +15,10 @@ import (
 // them so that a click pays one append-mostly index entry (see edgeIndexes). Version 5
 // does for vertices what version 2 did for edges, and indexes the token alone (see
 // tokenKey). (Version 4, which only narrowed the vertex indexes, never left
-// development; a file of it migrates like one of version 3.)
-const schemaVersion = 5
+// development; a file of it migrates like one of version 3.) Version 6 keeps a third
+// edge property, visitor_ip_address, in a column and in edges_out, so that a link's
+// unique visitors are counted from the index (see edgeColumnProps).
+const schemaVersion = 6
 
 // tokenKey is the one vertex property with a column and an index of its own: what
 // the service looks short URLs up by (SPEC: an index on short_url_token). Versions up
@@ -75,14 +77,18 @@ const tokenIndex = `CREATE INDEX IF NOT EXISTS vertices_by_token ON vertices (to
 // (created_at, token). A database of an earlier build gains it when opened.
 const createdIndex = `CREATE INDEX IF NOT EXISTS vertices_by_created ON vertices (created_at, token) WHERE token IS NOT NULL`
 
-// edgeColumnProps are the edge properties that version 3 also keeps in a column of
-// the same name, holding the value when it is a string and NULL otherwise (absent,
-// or of another type: the properties JSON stays the only truth). A click's time and
-// user agent are what its stats select and group by; having them in the out index
-// lets the stats read an index range instead of decoding every click's JSON.
-var edgeColumnProps = [...]string{"effective_at", "user_agent"}
+// edgeColumnProps are the edge properties that version 3 (the first two) and version
+// 6 (the third) also keep in a column of the same name, holding the value when it is
+// a string and NULL otherwise (absent, or of another type: the properties JSON stays
+// the only truth). A click's time and user agent are what its stats select and group
+// by, and its visitor's address what they count distinct values of; having them in
+// the out index lets the stats read an index range instead of decoding every click's
+// JSON. The columns are a storage detail of local Persist, copies of properties the
+// edge already carries (SPEC §3, §4): no property is added to an edge or a vertex,
+// an element's identity and its answers are those of its properties JSON alone.
+var edgeColumnProps = [...]string{"effective_at", "user_agent", "visitor_ip_address"}
 
-// edgesTable creates the version 3 edge table under name.
+// edgesTable creates the version 6 edge table under name.
 func edgesTable(name string) string {
 	return `CREATE TABLE IF NOT EXISTS ` + name + ` (
 			seq          INTEGER PRIMARY KEY,
@@ -95,37 +101,45 @@ func edgesTable(name string) string {
 			created_at   TEXT NOT NULL,
 			properties   TEXT NOT NULL,
 			effective_at TEXT,
-			user_agent   TEXT
+			user_agent   TEXT,
+			visitor_ip_address TEXT
 		) STRICT`
 }
 
-// edgeIndexes index the version 3 edge table. Version 2 had edges_out UNIQUE (out_v,
+// edgeIndexes index the version 6 edge table (version 3's, with visitor_ip_address
+// in edges_out and in the condition of edges_id). Version 2 had edges_out UNIQUE (out_v,
 // label, id) and edges_in (in_v, label): the random id inside edges_out dirtied about
 // one page per click and edges_in doubled the index work of a click, whose in-vertex
 // is its out-vertex. Measured on 500-click batches (BenchmarkIngestClickFacts, one
 // core) and a 100,000-click stats read (BenchmarkStats100k), see the commit message.
 //
-//   - edges_out orders a vertex's edges of a label by (effective_at, user_agent) and
-//     serves outE, the loops of inE, counting, and a stats window as a covering range
+//   - edges_out orders a vertex's edges of a label by (effective_at, user_agent,
+//     visitor_ip_address) and serves outE, the loops of inE, counting, and a stats
+//     window, its clicks by user agent and its distinct visitors, as a covering range
 //     scan. Clicks arrive roughly in time order, so new entries land on the last
 //     pages of their short URL's range instead of anywhere. It ends with the id and
 //     is unique: an id is the hash of the label, the endpoints and the properties, so
 //     the other columns are functions of it and the tuple is unique exactly when the
 //     id is, which makes it the idempotency check of a click, at no extra entry.
 //   - A UNIQUE index treats NULLs as distinct, so edges_id checks the id of the edges
-//     edges_out cannot (no string effective_at or user_agent). It is partial: clicks
+//     edges_out cannot (no string effective_at, user_agent or visitor_ip_address). It is partial: clicks
 //     pay no entry in it, and a replayed edge lands in the same index as the first
 //     copy, since the condition is a function of the id too.
 //   - edges_in is partial: a self-loop (every click) is found through edges_out,
 //     so only edges between two vertices pay an entry; inE reads both (inEdges).
 func edgeIndexes() []string {
 	return []string{
-		`CREATE UNIQUE INDEX IF NOT EXISTS edges_out ON edges (out_v, label, effective_at, user_agent, id)`,
-		`CREATE UNIQUE INDEX IF NOT EXISTS edges_id ON edges (id) WHERE effective_at IS NULL OR user_agent IS NULL`,
+		edgesOutIndex,
+		edgesIDIndex,
 		`CREATE INDEX IF NOT EXISTS edges_in ON edges (in_v, label) WHERE in_v <> out_v`,
 		edgeCountsTable,
 	}
 }
+
+const (
+	edgesOutIndex = `CREATE UNIQUE INDEX IF NOT EXISTS edges_out ON edges (out_v, label, effective_at, user_agent, visitor_ip_address, id)`
+	edgesIDIndex  = `CREATE UNIQUE INDEX IF NOT EXISTS edges_id ON edges (id) WHERE effective_at IS NULL OR user_agent IS NULL OR visitor_ip_address IS NULL`
+)
 
 // edgeCountsTable keeps, for each vertex and label, how many edges leave it: what
 // outE(label).count() answers without a filter (a short URL's all-time clicks),
@@ -167,11 +181,16 @@ func migrate(ctx context.Context, db *sql.DB) (err error) {
 			return err
 		}
 		return tx.Commit()
-	case version >= 1 && version <= 4:
+	case version >= 1 && version <= 5:
 		if err := migrateFrom(ctx, tx, version); err != nil {
 			return err
 		}
-		if err := recountEdges(ctx, tx); err != nil {
+		if version <= 4 {
+			err = recountEdges(ctx, tx)
+		} else {
+			_, err = addEdgeCounts(ctx, tx)
+		}
+		if err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, createdIndex); err != nil {

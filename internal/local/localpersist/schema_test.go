@@ -70,6 +70,13 @@ func TestQueriesUseIndexes(t *testing.T) {
 		q, args := sc.query("user_agent", "x")
 		return "SELECT user_agent, count(*) FROM (" + q + ") GROUP BY 1", args
 	}
+	visitors := func() (string, []any) {
+		st := []step{{kind: stepOutE, labels: []string{"short_url_visited"}},
+			{kind: stepHas, key: "effective_at", pred: &predicate{op: "gte", value: "2026-11-01"}},
+			{kind: stepHas, key: "effective_at", pred: &predicate{op: "lt", value: "2026-11-02"}}}
+		sc, _ := foldEdgeScan(st, 0)
+		return distinctColumnQuery(&sc, "visitor_ip_address", "x")
+	}
 	tests := []struct {
 		name  string
 		query func() (string, []any)
@@ -103,6 +110,8 @@ func TestQueriesUseIndexes(t *testing.T) {
 		{"inE count, self-loops", func() (string, []any) { return countEdges(stepInE, "short_url_visited") },
 			"SEARCH edges USING INDEX edges_out (out_v=? AND label=?)", false, false},
 		{"clicks of a day by user agent", window,
+			"SEARCH edges USING COVERING INDEX edges_out (out_v=? AND label=? AND effective_at>? AND effective_at<?)", true, false},
+		{"distinct visitors of a day", visitors, // the temp b-tree is count(DISTINCT)'s set
 			"SEARCH edges USING COVERING INDEX edges_out (out_v=? AND label=? AND effective_at>? AND effective_at<?)", true, false},
 		{"outE", func() (string, []any) {
 			q, args := scan(stepOutE, "short_url_visited").query(edgeColumns, "x")
@@ -150,6 +159,8 @@ func TestConnectionSettings(t *testing.T) {
 		{e.store.rdb, "journal_mode", "wal"},
 		{e.store.rdb, "query_only", "1"},
 		{e.store.rdb, "busy_timeout", "5000"},
+		{e.store.rdb, "mmap_size", strconv.Itoa(readerMmapBytes)},
+		{e.store.wdb, "mmap_size", "0"},
 	}
 	for _, tt := range tests {
 		var got string

@@ -38,7 +38,7 @@ func (w *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 		query string
 	}{
 		{&w.insertVertex, insertVertexSQL("vertices")},
-		{&w.insertEdge, `INSERT INTO edges (id, label, out_v, out_label, in_v, in_label, created_at, properties, effective_at, user_agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`},
+		{&w.insertEdge, `INSERT INTO edges (id, label, out_v, out_label, in_v, in_label, created_at, properties, effective_at, user_agent, visitor_ip_address) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`},
 		{&w.vertexLabel, `SELECT label FROM vertices WHERE id = ?`},
 		{&w.countEdges, `INSERT INTO edge_counts (out_v, label, n) VALUES (?, ?, ?) ON CONFLICT (out_v, label) DO UPDATE SET n = n + excluded.n`},
 	} {
@@ -234,8 +234,8 @@ func (st *writeStmts) writeDocument(ctx context.Context, req *ingestRequest, now
 	for i := range doc.Edges {
 		st.pace.Maybe()
 		e := &doc.Edges[i]
-		at, ua := edgeColumnValues(e.Properties)
-		created, err := execCreated(ctx, st.insertEdge, e.ID, e.Label, e.OutV, e.OutVLabel, e.InV, e.InVLabel, now, req.edgeProps[i], at, ua)
+		cols := edgeColumnValues(e.Properties)
+		created, err := execCreated(ctx, st.insertEdge, e.ID, e.Label, e.OutV, e.OutVLabel, e.InV, e.InVLabel, now, req.edgeProps[i], cols[0], cols[1], cols[2])
 		if err != nil {
 			return ingestResult{}, fmt.Errorf("insert edge %s: %w", e.ID, err)
 		}
