@@ -46,26 +46,24 @@ type Config struct {
 	Timeout        time.Duration // per call; default 2s
 	SigV4          *SigV4        // nil: unsigned
 	InlineLiterals bool          // Neptune mode: tokens inlined as quoted literals
-	// Observe, when set, is told the duration of every call that reached the
-	// network, failed ones included (their durations are the slow tail).
-	Observe func(Call, time.Duration)
+	// Observe, when set, is told the kind (one of Calls) and the duration of every
+	// call that reached the network, failed ones included (they are the slow tail).
+	Observe func(call string, took time.Duration)
 }
 
-// Call is the kind of a Persist call as its duration is reported (Config.Observe):
-// few kinds, so that each can be a metric dimension value.
-type Call string
-
+// The kinds of Persist call as their durations are reported (Config.Observe): few,
+// so that each can be a metric dimension value.
 const (
-	CallLookup Call = "lookup" // one token's short URL: a redirect the hot set missed, issuance's checks
-	CallIngest Call = "ingest" // a GraphSON document, one short URL or a batch
-	CallQuery  Call = "query"  // the management API's reads: a link, its visits, a listing, a batch lookup
+	CallLookup = "lookup" // one token's short URL: a redirect the hot set missed, issuance's checks
+	CallIngest = "ingest" // a GraphSON document, one short URL or a batch
+	CallQuery  = "query"  // the management API's reads: a link, its visits, a listing, a batch lookup
 )
 
-// Calls are every Call Config.Observe may be told.
-var Calls = []Call{CallLookup, CallIngest, CallQuery}
+// Calls are every kind of call Config.Observe may be told.
+var Calls = []string{CallLookup, CallIngest, CallQuery}
 
 // callOf is the kind of a call of operation op.
-func callOf(op string) Call {
+func callOf(op string) string {
 	switch op {
 	case "lookup":
 		return CallLookup
@@ -84,7 +82,7 @@ type Client struct {
 	sigv4      *SigV4
 	signer     *v4.Signer
 	inline     bool
-	observe    func(Call, time.Duration)
+	observe    func(string, time.Duration)
 }
 
 var _ shorturl.Store = (*Client)(nil)
