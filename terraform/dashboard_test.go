@@ -669,3 +669,94 @@ func TestLogQueriesNameRealFields(t *testing.T) {
 		t.Errorf("saved queries %v, want %v", got, want)
 	}
 }
+
+// logCallKeys returns, for each message the code's slog calls log, the keys of the
+// calls that log it.
+func logCallKeys(t *testing.T) map[string]map[string]bool {
+	t.Helper()
+	out := map[string]map[string]bool{}
+	logFuncs := map[string]int{"Debug": 0, "Info": 0, "Warn": 0, "Error": 0, "DebugContext": 1, "InfoContext": 1, "WarnContext": 1, "ErrorContext": 1}
+	walkGo(t, func(_ string, f *ast.File) {
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			msgAt, ok := logFuncs[sel.Sel.Name]
+			if !ok || len(call.Args) <= msgAt {
+				return true
+			}
+			msg, ok := stringLit(call.Args[msgAt])
+			if !ok {
+				return true
+			}
+			if out[msg] == nil {
+				out[msg] = map[string]bool{}
+			}
+			for i := msgAt + 1; i < len(call.Args); i += 2 {
+				if s, ok := stringLit(call.Args[i]); ok {
+					out[msg][s] = true
+				}
+			}
+			return true
+		})
+	})
+	return out
+}
+
+// TestTokenHistoryFollowsAClick: "what happened to token X" (issue 45) finds a
+// click past the redirect. Every line the code logs about one click in the DLQ and
+// replay paths carries short_url_token, the field issuance and the resolver log it
+// under; the saved query filters on that field and reads the log groups where those
+// lines land: resolve's (the click DLQ path runs in the resolver), replay's, issue's
+// and both access logs.
+func TestTokenHistoryFollowsAClick(t *testing.T) {
+	calls := logCallKeys(t)
+	for _, msg := range []string{
+		"short url issued",         // issuance (management API)
+		"click fact dead-lettered", // the click DLQ took it
+		"click facts buffered in memory: publish and dead-letter both failed", // the DLQ send failed too
+		"click fact replayed", // replay (Lambda)
+		"click fact replay failed: left to redrive",
+		"dlq replay failed; message kept",                         // replay (local DLQ)
+		"persist refused a click fact; kept whole, not delivered", // the local bus consumer
+	} {
+		keys, ok := calls[msg]
+		if !ok {
+			t.Errorf("the code no longer logs %q: update this list", msg)
+			continue
+		}
+		if !keys["short_url_token"] {
+			t.Errorf("the line %q does not carry short_url_token", msg)
+		}
+	}
+
+	m := mustLoad(t, filepath.Join("modules", "dashboard"))
+	v, err := newEvaluator(m, dashboardInputs(m), nil).local("queries")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := v.GetAttr("token-history")
+	query := q.GetAttr("query").AsString()
+	if !regexp.MustCompile(`(?m)^\s*\|\s*filter\s+short_url_token\s*=\s*"XXXXXXXXXX"`).MatchString(query) {
+		t.Errorf("token-history does not filter on short_url_token = \"XXXXXXXXXX\":\n%s", query)
+	}
+	if !regexp.MustCompile(`(?m)^\s*fields\b.*\bshort_url_token\b`).MatchString(query) {
+		t.Errorf("token-history does not show short_url_token:\n%s", query)
+	}
+	var groups []string
+	for it := q.GetAttr("log_groups").ElementIterator(); it.Next(); {
+		_, g := it.Element()
+		groups = append(groups, g.AsString())
+	}
+	for _, want := range []string{sentinel("log_group_names") + "resolve", sentinel("log_group_names") + "replay",
+		sentinel("log_group_names") + "issue", "<access:resolver>", "<access:management>"} {
+		if !slices.Contains(groups, want) {
+			t.Errorf("token-history does not read %s (reads %v)", want, groups)
+		}
+	}
+}
