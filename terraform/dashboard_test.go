@@ -141,8 +141,16 @@ func emittedMetrics(t *testing.T) emitted {
 	if len(out) == 0 {
 		t.Fatal("no metrics.Metric literal found in the code")
 	}
+	return emitted{counts: out, latencies: latencyMetrics(t, latencyCalls, consts, persistConsts, persistCalls)}
+}
+
+// latencyMetrics resolves the metric, dimension and values of metrics.NewLatency
+// calls: constants of package metrics, and of package persist for the values
+// (persist.Calls... is the elements of its literal).
+func latencyMetrics(t *testing.T, calls []*ast.CallExpr, consts, persistConsts map[string]string, persistCalls []ast.Expr) map[string]latencyMetric {
+	t.Helper()
 	lat := map[string]latencyMetric{}
-	for _, call := range latencyCalls {
+	for _, call := range calls {
 		if len(call.Args) < 6 {
 			t.Fatalf("metrics.NewLatency call with %d arguments", len(call.Args))
 		}
@@ -165,7 +173,7 @@ func emittedMetrics(t *testing.T) emitted {
 	if len(lat) == 0 {
 		t.Fatal("no metrics.NewLatency call found in the code")
 	}
-	return emitted{counts: out, latencies: lat}
+	return lat
 }
 
 // constOf resolves a string literal, or a constant of consts by its name.
@@ -353,6 +361,35 @@ func checkExpressions(where string, rows [][]any) error {
 	return nil
 }
 
+// checkHotSetAndPersistWidgets: the hot set's hit rate is a metric math expression
+// of its hits and misses, and Persist call latency has p50 and p99 for every kind of
+// call the code reports.
+func checkHotSetAndPersistWidgets(t *testing.T, widgets []dashWidget, seen map[string]bool, emf emitted) {
+	t.Helper()
+	if !seen["<metrics_namespace> HotSetHits"] || !seen["<metrics_namespace> HotSetMisses"] {
+		t.Error("the dashboard does not read HotSetHits and HotSetMisses")
+	}
+	if !slices.ContainsFunc(widgets, func(w dashWidget) bool {
+		return slices.ContainsFunc(w.Properties.Metrics, func(row []any) bool {
+			e := expressionOf(row)
+			return e != nil && regexp.MustCompile(`\bhits\s*/\s*\(\s*hits\s*\+\s*misses\s*\)`).MatchString(e["expression"].(string))
+		})
+	}) {
+		t.Error("no widget draws the hot set's hit rate as hits / (hits + misses)")
+	}
+	for _, op := range emf.latencies["PersistLatency"].values {
+		for _, stat := range []string{"p50", "p99"} {
+			if !slices.ContainsFunc(widgets, func(w dashWidget) bool {
+				return slices.ContainsFunc(w.Properties.Metrics, func(row []any) bool {
+					return len(row) == 7 && row[1] == "PersistLatency" && row[5] == op && statOf(w, row) == stat
+				})
+			}) {
+				t.Errorf("the dashboard shows no PersistLatency %s of %s calls", stat, op)
+			}
+		}
+	}
+}
+
 func TestDashboardMetricsExist(t *testing.T) {
 	emf := emittedMetrics(t)
 	m := mustLoad(t, filepath.Join("modules", "dashboard"))
@@ -393,30 +430,7 @@ func TestDashboardMetricsExist(t *testing.T) {
 			}
 		}
 	}
-	// The hot set's hit rate is a metric math expression of its hits and misses.
-	if !seen["<metrics_namespace> HotSetHits"] || !seen["<metrics_namespace> HotSetMisses"] {
-		t.Error("the dashboard does not read HotSetHits and HotSetMisses")
-	}
-	if !slices.ContainsFunc(dash.Widgets, func(w dashWidget) bool {
-		return slices.ContainsFunc(w.Properties.Metrics, func(row []any) bool {
-			e := expressionOf(row)
-			return e != nil && regexp.MustCompile(`\bhits\s*/\s*\(\s*hits\s*\+\s*misses\s*\)`).MatchString(e["expression"].(string))
-		})
-	}) {
-		t.Error("no widget draws the hot set's hit rate as hits / (hits + misses)")
-	}
-	// Persist call latency p50 and p99 for every kind of call.
-	for _, op := range emf.latencies["PersistLatency"].values {
-		for _, stat := range []string{"p50", "p99"} {
-			if !slices.ContainsFunc(dash.Widgets, func(w dashWidget) bool {
-				return slices.ContainsFunc(w.Properties.Metrics, func(row []any) bool {
-					return len(row) == 7 && row[1] == "PersistLatency" && row[5] == op && statOf(w, row) == stat
-				})
-			}) {
-				t.Errorf("the dashboard shows no PersistLatency %s of %s calls", stat, op)
-			}
-		}
-	}
+	checkHotSetAndPersistWidgets(t, dash.Widgets, seen, emf)
 	// What issue 45 asks the dashboard to show.
 	for _, want := range []string{
 		"AWS/ApiGateway Count", "AWS/ApiGateway 4xx", "AWS/ApiGateway 5xx", "AWS/ApiGateway Latency",
