@@ -322,6 +322,7 @@ func TestLambdasUnderRIE(t *testing.T) {
 				t.Errorf("%s: user_agent %v, want the event's %q", file, got, want)
 			}
 		}
+		checkHotSetMetrics(t, resolve.out)
 
 		for _, tt := range []struct{ name, token string }{
 			{"unknown token", "ZZZZZZZZZZ"},
@@ -1098,4 +1099,34 @@ func (s *fakeSSM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"ARN": "arn:aws:ssm:us-east-1:123456789012:parameter" + in.Name, "DataType": "text",
 		"Name": in.Name, "Type": "String", "Value": v, "Version": 1,
 	}})
+}
+
+// checkHotSetMetrics: the two redirects of one token, a hot set miss then a hit,
+// are in the functions' EMF lines (issue 45): the hits and misses on the click-fact
+// lines, and the miss's Persist lookup as a PersistLatency value.
+func checkHotSetMetrics(t *testing.T, out *syncbuf.Buffer) {
+	t.Helper()
+	var hits, misses float64
+	lookups := 0
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		hits, misses, lookups = 0, 0, 0
+		for line := range strings.SplitSeq(out.String(), "\n") {
+			var rec map[string]any
+			if json.Unmarshal([]byte(line), &rec) != nil || rec["_aws"] == nil {
+				continue
+			}
+			h, _ := rec["HotSetHits"].(float64)
+			m, _ := rec["HotSetMisses"].(float64)
+			hits, misses = hits+h, misses+m
+			if vs, ok := rec["PersistLatency"].([]any); ok && rec["Operation"] == "lookup" {
+				lookups += len(vs)
+			}
+		}
+		if (hits == 1 && misses == 1 && lookups == 1) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if hits != 1 || misses != 1 || lookups != 1 {
+		t.Errorf("EMF: HotSetHits %v, HotSetMisses %v, %d PersistLatency lookup values; want 1, 1 and 1\n%s", hits, misses, lookups, out)
+	}
 }

@@ -37,23 +37,67 @@ var awsMetrics = map[string]struct {
 		"NumberOfMessagesSent", "NumberOfMessagesReceived", "NumberOfMessagesDeleted"}, "QueueName", []string{"click_dlq_name", "click_deadletter_name"}},
 }
 
-// emittedMetrics returns the EMF metric names the code emits: the Name of every
-// metrics.Metric literal in the service's non-test Go code, constants resolved
-// from package metrics.
-func emittedMetrics(t *testing.T) map[string]bool {
+// emitted are the EMF metrics the code emits.
+type emitted struct {
+	counts    map[string]bool          // by Environment alone
+	latencies map[string]latencyMetric // by Environment and one dimension more
+}
+
+// latencyMetric is a metric of metrics.NewLatency: its second dimension and the
+// values the code gives it.
+type latencyMetric struct {
+	dimension string
+	values    []string
+}
+
+func (e emitted) names() []string {
+	return slices.Sorted(func(yield func(string) bool) {
+		for n := range e.counts {
+			if !yield(n) {
+				return
+			}
+		}
+		for n := range e.latencies {
+			if !yield(n) {
+				return
+			}
+		}
+	})
+}
+
+// emittedMetrics returns the EMF metrics the code emits: the Name of every
+// metrics.Metric literal in the service's non-test Go code and the metric of every
+// metrics.NewLatency call, constants resolved from packages metrics and persist.
+func emittedMetrics(t *testing.T) emitted {
 	t.Helper()
 	consts := map[string]string{}
+	persistConsts := map[string]string{}
+	var persistCalls []ast.Expr // the elements of persist.Calls
 	var lits []ast.Expr
+	var latencyCalls []*ast.CallExpr
 	walkGo(t, func(path string, f *ast.File) {
-		inMetrics := filepath.ToSlash(filepath.Dir(path)) == "../internal/aws/metrics"
+		dir := filepath.ToSlash(filepath.Dir(path))
+		inMetrics, inPersist := dir == "../internal/aws/metrics", dir == "../internal/persist"
 		ast.Inspect(f, func(n ast.Node) bool {
 			switch n := n.(type) {
+			case *ast.CallExpr:
+				if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "NewLatency" {
+					if x, _ := sel.X.(*ast.Ident); x != nil && x.Name == "metrics" {
+						latencyCalls = append(latencyCalls, n)
+					}
+				}
 			case *ast.ValueSpec:
 				for i, name := range n.Names {
-					if i < len(n.Values) && inMetrics {
-						if s, ok := stringLit(n.Values[i]); ok {
-							consts[name.Name] = s
-						}
+					if i >= len(n.Values) {
+						continue
+					}
+					if s, ok := stringLit(n.Values[i]); ok && inMetrics {
+						consts[name.Name] = s
+					} else if ok && inPersist {
+						persistConsts[name.Name] = s
+					}
+					if cl, ok := n.Values[i].(*ast.CompositeLit); ok && inPersist && name.Name == "Calls" {
+						persistCalls = cl.Elts
 					}
 				}
 			case *ast.CompositeLit:
@@ -97,7 +141,51 @@ func emittedMetrics(t *testing.T) map[string]bool {
 	if len(out) == 0 {
 		t.Fatal("no metrics.Metric literal found in the code")
 	}
-	return out
+	return emitted{counts: out, latencies: latencyMetrics(t, latencyCalls, consts, persistConsts, persistCalls)}
+}
+
+// latencyMetrics resolves the metric, dimension and values of metrics.NewLatency
+// calls: constants of package metrics, and of package persist for the values
+// (persist.Calls... is the elements of its literal).
+func latencyMetrics(t *testing.T, calls []*ast.CallExpr, consts, persistConsts map[string]string, persistCalls []ast.Expr) map[string]latencyMetric {
+	t.Helper()
+	lat := map[string]latencyMetric{}
+	for _, call := range calls {
+		if len(call.Args) < 6 {
+			t.Fatalf("metrics.NewLatency call with %d arguments", len(call.Args))
+		}
+		name, dim := constOf(call.Args[3], consts), constOf(call.Args[4], consts)
+		var values []string
+		for _, a := range call.Args[5:] {
+			if sel, ok := a.(*ast.SelectorExpr); ok && sel.Sel.Name == "Calls" && call.Ellipsis.IsValid() {
+				for _, e := range persistCalls {
+					values = append(values, constOf(e, persistConsts))
+				}
+				continue
+			}
+			values = append(values, constOf(a, persistConsts))
+		}
+		if name == "" || dim == "" || len(values) == 0 || slices.Contains(values, "") {
+			t.Fatalf("metrics.NewLatency call at offset %d: metric %q by %q = %q: not resolved from the source", call.Pos(), name, dim, values)
+		}
+		lat[name] = latencyMetric{dimension: dim, values: values}
+	}
+	if len(lat) == 0 {
+		t.Fatal("no metrics.NewLatency call found in the code")
+	}
+	return lat
+}
+
+// constOf resolves a string literal, or a constant of consts by its name.
+func constOf(e ast.Expr, consts map[string]string) string {
+	switch e := e.(type) {
+	case *ast.Ident:
+		return consts[e.Name]
+	case *ast.SelectorExpr:
+		return consts[e.Sel.Name]
+	}
+	s, _ := stringLit(e)
+	return s
 }
 
 // isMetricType reports whether e is the type metrics.Metric (Metric inside package
@@ -178,7 +266,7 @@ func dashboardInputs(m *tfModule) map[string]cty.Value {
 
 // checkMetric reports a metric row [namespace, metric, dim, value, …] that names a
 // metric neither an AWS resource of the stack nor the code produces.
-func checkMetric(where string, row []any, emf map[string]bool) error {
+func checkMetric(where string, row []any, emf emitted) error {
 	var strs []string
 	for _, c := range row {
 		if s, ok := c.(string); ok {
@@ -190,11 +278,20 @@ func checkMetric(where string, row []any, emf map[string]bool) error {
 	}
 	ns, name, dims := strs[0], strs[1], strs[2:]
 	if ns == sentinel("metrics_namespace") {
-		if !emf[name] {
-			return fmt.Errorf("%s: %s is not a metric the code emits (emitted: %v)", where, name, slices.Sorted(maps.Keys(emf)))
-		}
-		if len(dims) != 2 || dims[0] != "Environment" || dims[1] != sentinel("environment") {
+		if len(dims) < 2 || dims[0] != "Environment" || dims[1] != sentinel("environment") {
 			return fmt.Errorf("%s: %s must be read by Environment = var.environment, got %v", where, name, dims)
+		}
+		if lat, ok := emf.latencies[name]; ok {
+			if len(dims) != 4 || dims[2] != lat.dimension || !slices.Contains(lat.values, dims[3]) {
+				return fmt.Errorf("%s: %s must be read by Environment and %s = one of %v, got %v", where, name, lat.dimension, lat.values, dims)
+			}
+			return nil
+		}
+		if !emf.counts[name] {
+			return fmt.Errorf("%s: %s is not a metric the code emits (emitted: %v)", where, name, emf.names())
+		}
+		if len(dims) != 2 {
+			return fmt.Errorf("%s: %s must be read by Environment = var.environment alone, got %v", where, name, dims)
 		}
 		return nil
 	}
@@ -211,6 +308,88 @@ func checkMetric(where string, row []any, emf map[string]bool) error {
 	return nil
 }
 
+// dashWidget is a widget of the dashboard body.
+type dashWidget struct {
+	Type       string `json:"type"`
+	Properties struct {
+		Title   string  `json:"title"`
+		Stat    string  `json:"stat"`
+		Metrics [][]any `json:"metrics"`
+	} `json:"properties"`
+}
+
+// expressionOf is the options of a metric math row ([{expression = …}]), else nil.
+func expressionOf(row []any) map[string]any {
+	if len(row) != 1 {
+		return nil
+	}
+	if m, ok := row[0].(map[string]any); ok && m["expression"] != nil {
+		return m
+	}
+	return nil
+}
+
+// statOf is a metric row's statistic: its options' stat, else the widget's.
+func statOf(w dashWidget, row []any) string {
+	if opts, ok := row[len(row)-1].(map[string]any); ok && opts["stat"] != nil {
+		return opts["stat"].(string)
+	}
+	return w.Properties.Stat
+}
+
+// checkExpressions reports a metric math expression of a widget that reads an id
+// no metric row of the widget has.
+func checkExpressions(where string, rows [][]any) error {
+	ids := map[string]bool{}
+	for _, row := range rows {
+		if opts, ok := row[len(row)-1].(map[string]any); ok && opts["id"] != nil {
+			ids[opts["id"].(string)] = true
+		}
+	}
+	for _, row := range rows {
+		e := expressionOf(row)
+		if e == nil {
+			continue
+		}
+		expr, _ := e["expression"].(string)
+		for _, w := range insightsWord.FindAllString(expr, -1) {
+			if !ids[w] || w == e["id"] {
+				return fmt.Errorf("%s: expression %q reads %q, which is no other metric's id of the widget", where, expr, w)
+			}
+		}
+	}
+	return nil
+}
+
+// checkHotSetAndPersistWidgets: the hot set's hit rate is a metric math expression
+// of its hits and misses, and Persist call latency has p50 and p99 for every kind of
+// call the code reports.
+func checkHotSetAndPersistWidgets(t *testing.T, widgets []dashWidget, seen map[string]bool, emf emitted) {
+	t.Helper()
+	if !seen["<metrics_namespace> HotSetHits"] || !seen["<metrics_namespace> HotSetMisses"] {
+		t.Error("the dashboard does not read HotSetHits and HotSetMisses")
+	}
+	if !slices.ContainsFunc(widgets, func(w dashWidget) bool {
+		return slices.ContainsFunc(w.Properties.Metrics, func(row []any) bool {
+			e := expressionOf(row)
+			return e != nil && regexp.MustCompile(`\bhits\s*/\s*\(\s*hits\s*\+\s*misses\s*\)`).MatchString(e["expression"].(string))
+		})
+	}) {
+		t.Error("no widget draws the hot set's hit rate as hits / (hits + misses)")
+	}
+	for _, op := range emf.latencies["PersistLatency"].values {
+		for _, stat := range []string{"p50", "p99"} {
+			if !slices.ContainsFunc(widgets, func(w dashWidget) bool {
+				return slices.ContainsFunc(w.Properties.Metrics, func(row []any) bool {
+					return len(row) == 7 && row[1] == "PersistLatency" && row[5] == op && statOf(w, row) == stat
+				})
+			}) {
+				t.Errorf("the dashboard shows no PersistLatency %s of %s calls", stat, op)
+			}
+		}
+	}
+}
+
 func TestDashboardMetricsExist(t *testing.T) {
 	emf := emittedMetrics(t)
 	m := mustLoad(t, filepath.Join("modules", "dashboard"))
@@ -225,13 +404,7 @@ func TestDashboardMetricsExist(t *testing.T) {
 		t.Fatal(err)
 	}
 	var dash struct {
-		Widgets []struct {
-			Type       string `json:"type"`
-			Properties struct {
-				Title   string  `json:"title"`
-				Metrics [][]any `json:"metrics"`
-			} `json:"properties"`
-		} `json:"widgets"`
+		Widgets []dashWidget `json:"widgets"`
 	}
 	if err := json.Unmarshal([]byte(v.AsString()), &dash); err != nil {
 		t.Fatal(err)
@@ -241,8 +414,15 @@ func TestDashboardMetricsExist(t *testing.T) {
 		if w.Type == "metric" && len(w.Properties.Metrics) == 0 {
 			t.Errorf("widget %q shows no metric", w.Properties.Title)
 		}
+		where := "widget " + strconv.Quote(w.Properties.Title)
+		if err := checkExpressions(where, w.Properties.Metrics); err != nil {
+			t.Error(err)
+		}
 		for _, row := range w.Properties.Metrics {
-			if err := checkMetric("widget "+strconv.Quote(w.Properties.Title), row, emf); err != nil {
+			if expressionOf(row) != nil {
+				continue
+			}
+			if err := checkMetric(where, row, emf); err != nil {
 				t.Error(err)
 			}
 			if len(row) > 1 {
@@ -250,6 +430,7 @@ func TestDashboardMetricsExist(t *testing.T) {
 			}
 		}
 	}
+	checkHotSetAndPersistWidgets(t, dash.Widgets, seen, emf)
 	// What issue 45 asks the dashboard to show.
 	for _, want := range []string{
 		"AWS/ApiGateway Count", "AWS/ApiGateway 4xx", "AWS/ApiGateway 5xx", "AWS/ApiGateway Latency",
@@ -500,5 +681,96 @@ func TestLogQueriesNameRealFields(t *testing.T) {
 	}
 	if diff := slices.Compare(want, slices.Sorted(slices.Values(got))); diff != 0 {
 		t.Errorf("saved queries %v, want %v", got, want)
+	}
+}
+
+// logCallKeys returns, for each message the code's slog calls log, the keys of the
+// calls that log it.
+func logCallKeys(t *testing.T) map[string]map[string]bool {
+	t.Helper()
+	out := map[string]map[string]bool{}
+	logFuncs := map[string]int{"Debug": 0, "Info": 0, "Warn": 0, "Error": 0, "DebugContext": 1, "InfoContext": 1, "WarnContext": 1, "ErrorContext": 1}
+	walkGo(t, func(_ string, f *ast.File) {
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			msgAt, ok := logFuncs[sel.Sel.Name]
+			if !ok || len(call.Args) <= msgAt {
+				return true
+			}
+			msg, ok := stringLit(call.Args[msgAt])
+			if !ok {
+				return true
+			}
+			if out[msg] == nil {
+				out[msg] = map[string]bool{}
+			}
+			for i := msgAt + 1; i < len(call.Args); i += 2 {
+				if s, ok := stringLit(call.Args[i]); ok {
+					out[msg][s] = true
+				}
+			}
+			return true
+		})
+	})
+	return out
+}
+
+// TestTokenHistoryFollowsAClick: "what happened to token X" (issue 45) finds a
+// click past the redirect. Every line the code logs about one click in the DLQ and
+// replay paths carries short_url_token, the field issuance and the resolver log it
+// under; the saved query filters on that field and reads the log groups where those
+// lines land: resolve's (the click DLQ path runs in the resolver), replay's, issue's
+// and both access logs.
+func TestTokenHistoryFollowsAClick(t *testing.T) {
+	calls := logCallKeys(t)
+	for _, msg := range []string{
+		"short url issued",         // issuance (management API)
+		"click fact dead-lettered", // the click DLQ took it
+		"click facts buffered in memory: publish and dead-letter both failed", // the DLQ send failed too
+		"click fact replayed", // replay (Lambda)
+		"click fact replay failed: left to redrive",
+		"dlq replay failed; message kept",                         // replay (local DLQ)
+		"persist refused a click fact; kept whole, not delivered", // the local bus consumer
+	} {
+		keys, ok := calls[msg]
+		if !ok {
+			t.Errorf("the code no longer logs %q: update this list", msg)
+			continue
+		}
+		if !keys["short_url_token"] {
+			t.Errorf("the line %q does not carry short_url_token", msg)
+		}
+	}
+
+	m := mustLoad(t, filepath.Join("modules", "dashboard"))
+	v, err := newEvaluator(m, dashboardInputs(m), nil).local("queries")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := v.GetAttr("token-history")
+	query := q.GetAttr("query").AsString()
+	if !regexp.MustCompile(`(?m)^\s*\|\s*filter\s+short_url_token\s*=\s*"XXXXXXXXXX"`).MatchString(query) {
+		t.Errorf("token-history does not filter on short_url_token = \"XXXXXXXXXX\":\n%s", query)
+	}
+	if !regexp.MustCompile(`(?m)^\s*fields\b.*\bshort_url_token\b`).MatchString(query) {
+		t.Errorf("token-history does not show short_url_token:\n%s", query)
+	}
+	var groups []string
+	for it := q.GetAttr("log_groups").ElementIterator(); it.Next(); {
+		_, g := it.Element()
+		groups = append(groups, g.AsString())
+	}
+	for _, want := range []string{sentinel("log_group_names") + "resolve", sentinel("log_group_names") + "replay",
+		sentinel("log_group_names") + "issue", "<access:resolver>", "<access:management>"} {
+		if !slices.Contains(groups, want) {
+			t.Errorf("token-history does not read %s (reads %v)", want, groups)
+		}
 	}
 }

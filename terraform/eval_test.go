@@ -88,7 +88,7 @@ func (ev *evaluator) eval(e hclsyntax.Expression) (cty.Value, error) {
 // tfFunctions are the Terraform functions the evaluated expressions use.
 var tfFunctions = map[string]function.Function{
 	"ceil": stdlib.CeilFunc, "floor": stdlib.FloorFunc, "max": stdlib.MaxFunc, "min": stdlib.MinFunc,
-	"merge": stdlib.MergeFunc, "concat": stdlib.ConcatFunc, "flatten": stdlib.FlattenFunc,
+	"merge": stdlib.MergeFunc, "concat": stdlib.ConcatFunc, "flatten": stdlib.FlattenFunc, "setproduct": stdlib.SetProductFunc,
 	"keys": stdlib.KeysFunc, "values": stdlib.ValuesFunc, "length": stdlib.LengthFunc,
 	"jsonencode": stdlib.JSONEncodeFunc, "format": stdlib.FormatFunc, "join": stdlib.JoinFunc,
 	"trimsuffix": stdlib.TrimSuffixFunc, "trim": stdlib.TrimFunc, "substr": stdlib.SubstrFunc,

@@ -562,7 +562,8 @@ func TestShutdownCountsFactsLoggedWhole(t *testing.T) {
 		}
 	}
 	in.stop()
-	var logged, counted float64
+	var logged, counted, hits, misses float64
+	durations := map[string]int{} // Persist call durations by kind
 	for line := range strings.SplitSeq(in.logs.String(), "\n") {
 		var rec map[string]any
 		if json.Unmarshal([]byte(line), &rec) != nil {
@@ -574,9 +575,22 @@ func TestShutdownCountsFactsLoggedWhole(t *testing.T) {
 		if n, ok := rec["FactsLostToLog"].(float64); ok {
 			counted += n
 		}
+		h, _ := rec["HotSetHits"].(float64)
+		m, _ := rec["HotSetMisses"].(float64)
+		hits, misses = hits+h, misses+m
+		if ms, ok := rec["PersistLatency"].([]any); ok {
+			durations[rec["Operation"].(string)] += len(ms)
+		}
 	}
 	if logged != clicks || counted != clicks {
 		t.Fatalf("%v facts logged whole, %v counted in FactsLostToLog; want %d each\n%s", logged, counted, clicks, in.logs)
+	}
+	// Every click is a hit but the first at most (coalesced issuance writes through
+	// Persist's batch call, around the hot set); a miss is one Persist lookup, and
+	// the issuance's ingest is one more Persist call, each an EMF duration.
+	if hits+misses != clicks || misses > 1 || durations["lookup"] != int(misses) || durations["ingest"] < 1 {
+		t.Errorf("HotSetHits %v, HotSetMisses %v, Persist call durations %v; want %d clicks counted, at most 1 miss, "+
+			"a lookup per miss and an ingest\n%s", hits, misses, durations, clicks, in.logs)
 	}
 }
 

@@ -46,6 +46,31 @@ type Config struct {
 	Timeout        time.Duration // per call; default 2s
 	SigV4          *SigV4        // nil: unsigned
 	InlineLiterals bool          // Neptune mode: tokens inlined as quoted literals
+	// Observe, when set, is told the kind (one of Calls) and the duration of every
+	// call that reached the network, failed ones included (they are the slow tail).
+	Observe func(call string, took time.Duration)
+}
+
+// The kinds of Persist call as their durations are reported (Config.Observe): few,
+// so that each can be a metric dimension value.
+const (
+	CallLookup = "lookup" // one token's short URL: a redirect the hot set missed, issuance's checks
+	CallIngest = "ingest" // a GraphSON document, one short URL or a batch
+	CallQuery  = "query"  // the management API's reads: a link, its visits, a listing, a batch lookup
+)
+
+// Calls are every kind of call Config.Observe may be told.
+var Calls = []string{CallLookup, CallIngest, CallQuery}
+
+// callOf is the kind of a call of operation op.
+func callOf(op string) string {
+	switch op {
+	case "lookup":
+		return CallLookup
+	case "ingest":
+		return CallIngest
+	}
+	return CallQuery
 }
 
 // Client talks to one Persist endpoint. It is safe for concurrent use.
@@ -57,6 +82,7 @@ type Client struct {
 	sigv4      *SigV4
 	signer     *v4.Signer
 	inline     bool
+	observe    func(string, time.Duration)
 }
 
 var _ shorturl.Store = (*Client)(nil)
@@ -85,7 +111,7 @@ func New(c Config) (*Client, error) {
 	if c.Timeout <= 0 {
 		c.Timeout = 2 * time.Second
 	}
-	cl := &Client{ingestURL: base + "/persist/ingest", gremlinURL: base + "/persist/gremlin", http: c.HTTPClient, timeout: c.Timeout, inline: c.InlineLiterals}
+	cl := &Client{ingestURL: base + "/persist/ingest", gremlinURL: base + "/persist/gremlin", http: c.HTTPClient, timeout: c.Timeout, inline: c.InlineLiterals, observe: c.Observe}
 	if c.SigV4 != nil {
 		s := *c.SigV4
 		if s.Credentials == nil || s.Region == "" {
@@ -290,12 +316,15 @@ func (c *Client) postWithin(ctx context.Context, timeout time.Duration, limit in
 			return nil, &Error{Op: op, Err: err}
 		}
 	}
+	start := time.Now()
 	resp, err := c.http.Do(req)
 	if err != nil {
+		c.observed(op, start)
 		return nil, &Error{Op: op, Err: err}
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
+	c.observed(op, start)
 	switch {
 	case err != nil:
 		return nil, &Error{Op: op, Status: resp.StatusCode, Err: fmt.Errorf("read response: %v", err)}
@@ -305,6 +334,13 @@ func (c *Client) postWithin(ctx context.Context, timeout time.Duration, limit in
 		return nil, &Error{Op: op, Status: resp.StatusCode, Kind: kindOf(resp.StatusCode), Err: fmt.Errorf("%s: %s", req.URL.Path, snippet(b))}
 	}
 	return b, nil
+}
+
+// observed tells Config.Observe that a call of operation op started at start ended.
+func (c *Client) observed(op string, start time.Time) {
+	if c.observe != nil {
+		c.observe(callOf(op), time.Since(start))
+	}
 }
 
 func (c *Client) sign(ctx context.Context, req *http.Request, body []byte) error {

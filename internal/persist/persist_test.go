@@ -349,3 +349,59 @@ func TestDeeplyNestedAnswerRefused(t *testing.T) {
 		t.Fatalf("err = %v, want a malformed answer refused for its nesting", err)
 	}
 }
+
+// TestObserveReportsEachCall: every call that reached the network is reported with
+// its kind and a duration that includes the server's time, failed calls included.
+func TestObserveReportsEachCall(t *testing.T) {
+	ctx := context.Background()
+	const delay = 30 * time.Millisecond
+	var fail atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(delay)
+		if fail.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		if strings.HasSuffix(r.URL.Path, "/ingest") {
+			_, _ = io.WriteString(w, `{"ok":true}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"status":{"code":204,"message":""},"result":{"data":null}}`)
+	}))
+	t.Cleanup(srv.Close)
+	type call struct {
+		kind string
+		took time.Duration
+	}
+	var calls []call
+	c, err := persist.New(persist.Config{BaseURL: srv.URL, Observe: func(k string, d time.Duration) { calls = append(calls, call{k, d}) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := shorturl.ShortURL{Token: "AbCdEfGh12", Path: "http://s/AbCdEfGh12", Target: "https://example.com/"}
+	if _, err := c.Lookup(ctx, u.Token); !errors.Is(err, shorturl.ErrNotFound) {
+		t.Fatalf("lookup: %v", err)
+	}
+	if err := c.Save(ctx, u); err != nil {
+		t.Fatalf("save: %v", err)
+	}
+	if _, err := c.Link(ctx, u.Token); !errors.Is(err, shorturl.ErrNotFound) {
+		t.Fatalf("link: %v", err)
+	}
+	fail.Store(true)
+	if _, err := c.Lookup(ctx, u.Token); err == nil {
+		t.Fatal("a 503 answered a lookup")
+	}
+	if _, err := c.Lookup(ctx, "not a token"); err == nil { // refused before any call
+		t.Fatal("an invalid token was looked up")
+	}
+	want := []string{persist.CallLookup, persist.CallIngest, persist.CallQuery, persist.CallLookup}
+	if len(calls) != len(want) {
+		t.Fatalf("observed %v, want kinds %v", calls, want)
+	}
+	for i, c := range calls {
+		if c.kind != want[i] || c.took < delay || c.took > delay+2*time.Second {
+			t.Errorf("call %d: %s took %v, want %s taking at least %v", i, c.kind, c.took, want[i], delay)
+		}
+	}
+}

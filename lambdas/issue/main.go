@@ -33,7 +33,11 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 	if err != nil {
 		return nil, err
 	}
-	store, err := awswire.Persist(cfg.Persist, cfg.Region, awsCfg)
+	lat, err := awswire.PersistLatency(cfg.MetricsNamespace, cfg.Environment)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	store, err := awswire.Persist(cfg.Persist, cfg.Region, awsCfg, lat)
 	if err != nil {
 		return nil, fmt.Errorf("persist client: %w", err)
 	}
@@ -67,6 +71,7 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 		refresh(ctx)     // starts a read of the deny list parameter when one is due
 		poller.poll(ctx) // the idempotency secret, while it is not set
 	}
-	// The metrics are a line only when something was blocked or the list was unreadable.
-	return awswire.HTTP("issue", h, before, emf.Flush, log), nil
+	// The screening line is written only when something was blocked or the list was
+	// unreadable; a latency line per kind of Persist call the invocation made.
+	return awswire.HTTP("issue", h, before, metrics.Group{emf, lat}.Flush, log), nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/linoone/linoone/internal/app/resolverstack"
 	"github.com/linoone/linoone/internal/aws/clickdlq"
 	"github.com/linoone/linoone/internal/aws/eventbridge"
+	"github.com/linoone/linoone/internal/aws/metrics"
 	"github.com/linoone/linoone/internal/core/shorturl"
 )
 
@@ -31,7 +32,11 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 	if err != nil {
 		return nil, err
 	}
-	pc, err := awswire.Persist(cfg.Persist, cfg.Region, awsCfg)
+	lat, err := awswire.PersistLatency(cfg.MetricsNamespace, cfg.Environment)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	pc, err := awswire.Persist(cfg.Persist, cfg.Region, awsCfg, lat)
 	if err != nil {
 		return nil, fmt.Errorf("persist client: %w", err)
 	}
@@ -57,5 +62,6 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 		return nil, err
 	}
 	// refresh starts a read of the deny list parameter when one is due, never waiting.
-	return awswire.HTTP("resolve", rs.Handler, refresh, rs.Metrics.Flush, log), nil
+	// A hit writes no latency line; a miss adds one beside the click-fact line.
+	return awswire.HTTP("resolve", rs.Handler, refresh, metrics.Group{rs.Metrics, lat}.Flush, log), nil
 }

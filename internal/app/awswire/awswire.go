@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/linoone/linoone/internal/app/config"
+	"github.com/linoone/linoone/internal/aws/metrics"
 	"github.com/linoone/linoone/internal/persist"
 )
 
@@ -136,11 +137,22 @@ func ResolveParams(ctx context.Context, api GetParameterAPI, values ...*config.S
 }
 
 // Persist builds the Persist client; with LINOONE_PERSIST_SIGV4 it signs every call
-// with the function role's credentials (service execute-api) for region.
-func Persist(p config.Persist, region string, awsCfg aws.Config) (*persist.Client, error) {
+// with the function role's credentials (service execute-api) for region. Each call's
+// duration goes to lat (PersistLatency) unless it is nil.
+func Persist(p config.Persist, region string, awsCfg aws.Config, lat *metrics.Latency) (*persist.Client, error) {
 	pc := persist.Config{BaseURL: p.URL.Value, Timeout: p.Timeout, InlineLiterals: p.InlineLiterals}
+	if lat != nil {
+		pc.Observe = lat.Observe
+	}
 	if p.SigV4 {
 		pc.SigV4 = &persist.SigV4{Credentials: awsCfg.Credentials, Region: region}
 	}
 	return persist.New(pc)
+}
+
+// PersistLatency is the EMF writer of the Persist client's call durations on stdout:
+// metrics.PersistLatency by Operation, one of persist.Calls. Flush it with the
+// function's other metrics at the end of each invocation.
+func PersistLatency(namespace, environment string) (*metrics.Latency, error) {
+	return metrics.NewLatency(os.Stdout, namespace, environment, metrics.PersistLatency, metrics.DimensionOperation, persist.Calls...)
 }

@@ -1,7 +1,7 @@
 // Package resolverstack builds the resolver as linoone serve and the Resolve function
 // both run it: Persist behind the hot set, the recorder that publishes each click's
 // fact (dead-lettering what cannot be published), the resolver, its HTTP handler,
-// and the EMF metrics of the recorder's counters. The callers bring the adapters:
+// and the EMF metrics of the recorder's and the hot set's counters. The callers bring the adapters:
 // the local bus and DLQ, or EventBridge and SQS.
 package resolverstack
 
@@ -51,7 +51,7 @@ const HealthClickRecording = "click-recording"
 // Stack is the built resolver.
 type Stack struct {
 	Handler  *httpapi.ResolverHandler // GET /{token}, GET /healthz
-	Store    shorturl.Store           // Store behind the hot set, for an issuer in the same process
+	Store    shorturl.Store           // Store behind the hot set (uncounted), for an issuer in the same process
 	Counters *shorturl.Counters
 	Metrics  metrics.Group // the counters as EMF: flush per invocation, or Run
 	Screen   *shorturl.ScreenCounters
@@ -72,9 +72,12 @@ func New(d Deps) (*Stack, error) {
 		return nil, fmt.Errorf("recorder: %w", err)
 	}
 	watched := &watchedStore{Store: d.Store}
-	var store shorturl.Store = watched
+	var store, issuerStore shorturl.Store = watched, watched
+	clickMetrics := metrics.ClickFacts(counters)
 	if d.CacheSize > 0 { // on Lambda it survives across warm invocations
-		store = hotset.New(store, d.CacheSize)
+		hs := hotset.New(watched, d.CacheSize)
+		store, issuerStore = hs, hs.Uncounted()
+		clickMetrics = append(clickMetrics, metrics.HotSet(hs.Hits, hs.Misses)...)
 	}
 	screen := d.Screening
 	if screen.Counters == nil {
@@ -87,7 +90,7 @@ func New(d Deps) (*Stack, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolver: %w", err)
 	}
-	emf, err := metrics.New(d.MetricsOut, d.Namespace, d.Environment, metrics.ClickFacts(counters)...)
+	emf, err := metrics.New(d.MetricsOut, d.Namespace, d.Environment, clickMetrics...)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
@@ -97,7 +100,7 @@ func New(d Deps) (*Stack, error) {
 	}
 	return &Stack{
 		Handler:  httpapi.NewResolver(httpapi.ResolverDeps{Resolver: res, Logger: d.Logger, Health: health(rec, watched, d.Health)}),
-		Store:    store,
+		Store:    issuerStore,
 		Counters: counters,
 		Metrics:  metrics.Group{emf, screenEMF},
 		Screen:   screen.Counters,

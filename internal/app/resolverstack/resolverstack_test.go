@@ -3,6 +3,7 @@ package resolverstack
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -244,5 +245,49 @@ func TestHealthReportsPersistUnavailable(t *testing.T) {
 	get(gone, token)
 	if got := healthz(t, s.Handler); got != ok {
 		t.Fatalf("healthz after a lookup its visitor gave up on = %s, want %s", got, ok)
+	}
+}
+
+// TestHotSetMetricsRideOnTheClickLine: the hot set's hits and misses are fields of
+// the click-fact line a redirect writes anyway (one line per flush, as before), the
+// issuer's lookups through Stack.Store are not counted, and without a hot set there
+// are no such fields.
+func TestHotSetMetricsRideOnTheClickLine(t *testing.T) {
+	for _, cacheSize := range []int{10, 0} {
+		out := &bytes.Buffer{}
+		s, err := New(Deps{Store: &store{}, Publisher: publisher{}, DeadLetters: &deadLetters{}, CacheSize: cacheSize,
+			PublishTimeout: time.Second, Logger: slog.New(slog.DiscardHandler), MetricsOut: out, Environment: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			rec := httptest.NewRecorder()
+			s.Handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/"+token, nil))
+			if rec.Code != http.StatusFound {
+				t.Fatalf("GET /%s = %d", token, rec.Code)
+			}
+		}
+		if _, err := s.Store.Lookup(t.Context(), "zzzzzzzzzz"); !errors.Is(err, shorturl.ErrNotFound) { // an issuer's collision check
+			t.Fatalf("issuer lookup: %v", err)
+		}
+		if err := s.Metrics.Flush(time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if len(lines) != 1 {
+			t.Fatalf("cache %d: %d EMF lines, want the one click-fact line: %s", cacheSize, len(lines), out)
+		}
+		var line map[string]any
+		if err := json.Unmarshal([]byte(lines[0]), &line); err != nil {
+			t.Fatal(err)
+		}
+		hits, hasHits := line["HotSetHits"]
+		misses, hasMisses := line["HotSetMisses"]
+		switch {
+		case cacheSize > 0 && (hits != 2.0 || misses != 1.0):
+			t.Errorf("hot set: HotSetHits %v HotSetMisses %v, want 2 and 1 (the issuer's lookup uncounted)", hits, misses)
+		case cacheSize == 0 && (hasHits || hasMisses):
+			t.Errorf("no hot set, yet the line has hot set fields: %s", lines[0])
+		}
 	}
 }

@@ -29,7 +29,7 @@ func Consume(ctx context.Context, cfg config.Consume, drain *Drain, stdout, stde
 	if err != nil {
 		return err
 	}
-	pc, err := newPersistClient(cfg.Persist, creds, cfg.Region)
+	pc, err := newPersistClient(cfg.Persist, creds, cfg.Region, nil)
 	if err != nil {
 		return err
 	}

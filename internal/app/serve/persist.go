@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
@@ -24,14 +25,14 @@ import (
 // requires that signature (service execute-api, as the real Persist behind API
 // Gateway's AWS_IAM authorizer) on every route but its health check. On Unix it runs
 // in a child process (persistProc), whose logs join serve's on stderr.
-func (s *stack) openPersist(ctx context.Context, cfg config.Serve, creds sigv4.Credentials, stderr io.Writer) (*persist.Client, error) {
+func (s *stack) openPersist(ctx context.Context, cfg config.Serve, creds sigv4.Credentials, stderr io.Writer, observe func(string, time.Duration)) (*persist.Client, error) {
 	if cfg.Persist.Start {
 		if err := s.startPersist(ctx, cfg, creds, stderr); err != nil {
 			return nil, err
 		}
 		warnIfExposed(s.log, cfg.Persist.Addr)
 	}
-	return newPersistClient(cfg.Persist, creds, cfg.Region)
+	return newPersistClient(cfg.Persist, creds, cfg.Region, observe)
 }
 
 // ChildCommand is the linoone command serve runs local Persist with, in a process
@@ -85,8 +86,9 @@ func isLoopback(addr string) bool {
 
 // newPersistClient is the client of the Persist a local command uses: it signs every
 // call with local Persist's pair (harmless for a Persist that checks no signature).
-func newPersistClient(p config.LocalPersist, creds sigv4.Credentials, region string) (*persist.Client, error) {
-	return persist.New(persist.Config{BaseURL: p.URL, Timeout: p.Timeout, InlineLiterals: p.InlineLiterals,
+// observe, when set, is told each call's duration.
+func newPersistClient(p config.LocalPersist, creds sigv4.Credentials, region string, observe func(string, time.Duration)) (*persist.Client, error) {
+	return persist.New(persist.Config{BaseURL: p.URL, Timeout: p.Timeout, InlineLiterals: p.InlineLiterals, Observe: observe,
 		SigV4: &persist.SigV4{Credentials: credentials.NewStaticCredentialsProvider(creds.AccessKeyID, creds.SecretAccessKey, ""),
 			Region: region, Service: persistService}})
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/linoone/linoone/internal/app/config"
 	"github.com/linoone/linoone/internal/app/datadir"
 	"github.com/linoone/linoone/internal/app/resolverstack"
+	"github.com/linoone/linoone/internal/aws/metrics"
 	"github.com/linoone/linoone/internal/core/denylist"
 	"github.com/linoone/linoone/internal/core/shorturl"
 	"github.com/linoone/linoone/internal/http/mgmtapi"
@@ -86,7 +87,11 @@ func (s *stack) start(ctx context.Context, cfg config.Serve, stderr io.Writer) e
 	if err := s.listen(cfg); err != nil {
 		return err
 	}
-	pc, err := s.openPersist(ctx, cfg, pcreds, stderr)
+	emf, observe, err := persistLatency(cfg, stderr)
+	if err != nil {
+		return err
+	}
+	pc, err := s.openPersist(ctx, cfg, pcreds, stderr, observe)
 	if err != nil {
 		return stoppedEarly(ctx, err, log)
 	}
@@ -112,7 +117,21 @@ func (s *stack) start(ctx context.Context, cfg config.Serve, stderr io.Writer) e
 	s.resolver, s.resolverLn = resolverServer(rs.Handler, s.resolverLn, log)
 	s.management = newServer(mgmt, log)
 	s.recorder = rs.Recorder
-	return s.run(ctx, cfg, rs.Metrics)
+	return s.run(ctx, cfg, append(emf, rs.Metrics))
+}
+
+// persistLatency is the EMF writer of Persist call durations and the client's
+// Observe, when EMF lines are written somewhere; else none and nil.
+func persistLatency(cfg config.Serve, stderr io.Writer) (metrics.Group, func(string, time.Duration), error) {
+	if !cfg.EMF {
+		return nil, nil, nil
+	}
+	lat, err := metrics.NewLatency(emfOut(cfg, stderr), cfg.MetricsNamespace, cfg.Environment,
+		metrics.PersistLatency, metrics.DimensionOperation, persist.Calls...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return metrics.Group{lat}, lat.Observe, nil
 }
 
 // emfOut is where serve writes CloudWatch EMF lines: among its logs on Lambda or

@@ -1,12 +1,15 @@
 package clickdlq_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +22,7 @@ import (
 	"github.com/linoone/linoone/internal/aws/clickdlq"
 	"github.com/linoone/linoone/internal/aws/clickdlq/sqstest"
 	"github.com/linoone/linoone/internal/core/clickfact"
+	"github.com/linoone/linoone/internal/core/shorturl"
 	"github.com/linoone/linoone/internal/testutil/schematest"
 )
 
@@ -261,5 +265,63 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}
 	if _, err := clickdlq.New(&fakeSender{}, "linoone-click-dlq"); !errors.Is(err, clickdlq.ErrInvalidQueueURL) {
 		t.Errorf("queue name instead of url: err %v", err)
+	}
+}
+
+type failingPublisher struct{}
+
+func (failingPublisher) Publish(context.Context, clickfact.Fact) error { return errors.New("bus down") }
+
+// TestDeadLetterLinesNameTheToken: "what happened to token X" follows a click past
+// the redirect. With the bus down, the line of a click sent to the DLQ, and, when
+// the DLQ send fails too, the lines of a click held in memory or logged whole, each
+// name its short URL's token (short_url_token, as the issuance and resolver lines).
+func TestDeadLetterLinesNameTheToken(t *testing.T) {
+	u := shorturl.ShortURL{Token: "aB3dE5gH7j", Path: "https://l.example/aB3dE5gH7j", Target: "https://example.com/"}
+	for _, tc := range []struct {
+		name        string
+		sendErr     error
+		bufferBytes int
+		wantMsgs    []string
+	}{
+		{"dlq takes it", nil, 0, []string{"click fact dead-lettered", "click fact dead-lettered"}},
+		// One line per outage, naming the first click's token.
+		{"dlq send fails, buffered", errors.New("sqs down"), 1 << 20, []string{"click facts buffered in memory: publish and dead-letter both failed"}},
+		{"dlq send fails, logged whole", errors.New("sqs down"), 0, []string{shorturl.MsgLostToLog, shorturl.MsgLostToLog}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q, err := clickdlq.New(&fakeSender{err: tc.sendErr}, "https://sqs.us-east-1.amazonaws.com/123456789012/q")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var logs bytes.Buffer
+			n := 0
+			rec, err := shorturl.NewRecorder(shorturl.RecorderConfig{Publisher: failingPublisher{}, DeadLetters: q,
+				EventIDs: func() (string, error) { n++; return fmt.Sprintf("ev_01JZ8Q6W3C4V5B6N7M8K9J%04d", n), nil },
+				Logger:   slog.New(slog.NewJSONHandler(&logs, nil)), BufferBytes: tc.bufferBytes})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				rec.Record(t.Context(), u, shorturl.Visit{IP: "203.0.113.9", UserAgent: "ua"})
+			}
+			var msgs []string
+			for line := range strings.SplitSeq(strings.TrimSpace(logs.String()), "\n") {
+				var l struct {
+					Msg   string `json:"msg"`
+					Token string `json:"short_url_token"`
+				}
+				if err := json.Unmarshal([]byte(line), &l); err != nil {
+					t.Fatalf("log line %q: %v", line, err)
+				}
+				if l.Token != string(u.Token) {
+					t.Errorf("line %q names token %q, want %s", l.Msg, l.Token, u.Token)
+				}
+				msgs = append(msgs, l.Msg)
+			}
+			if !slices.Equal(msgs, tc.wantMsgs) {
+				t.Errorf("log messages %q, want %q", msgs, tc.wantMsgs)
+			}
+		})
 	}
 }

@@ -41,15 +41,26 @@ const (
 	DenyListUnreadable = "DenyListUnreadable"
 	DenyListMissing    = "DenyListMissing"
 	DenyListStale      = "DenyListStale"
+	HotSetHits         = "HotSetHits"
+	HotSetMisses       = "HotSetMisses"
 )
 
 // ErrInvalidMetrics reports an unusable EMF configuration.
 var ErrInvalidMetrics = errors.New("invalid metrics configuration")
 
-// Metric is one monotonically increasing counter emitted under Name (unit Count).
+// Metric is one monotonically increasing counter emitted under Name (unit Count),
+// read from Counter or, for a counter kept in parts, from Read.
 type Metric struct {
 	Name    string
 	Counter *atomic.Int64
+	Read    func() int64
+}
+
+func (m Metric) load() int64 {
+	if m.Counter != nil {
+		return m.Counter.Load()
+	}
+	return m.Read()
 }
 
 // ClickFacts is the resolver's metric set from the recorder's counters:
@@ -79,6 +90,17 @@ func Screening(c *shorturl.ScreenCounters) []Metric {
 		{Name: DenyListUnreadable, Counter: &c.DenyListUnreadable},
 		{Name: DenyListMissing, Counter: &c.DenyListMissing},
 		{Name: DenyListStale, Counter: &c.DenyListStale},
+	}
+}
+
+// HotSet is the hot set's metric set: HotSetHits (lookups answered from memory) and
+// HotSetMisses (lookups that asked Persist). The hit rate is hits/(hits+misses).
+// Emit it on the click-fact writer: a redirect writes that line anyway, so the hit
+// rate costs no line of its own.
+func HotSet(hits, misses func() int64) []Metric {
+	return []Metric{
+		{Name: HotSetHits, Read: hits},
+		{Name: HotSetMisses, Read: misses},
 	}
 }
 
@@ -126,8 +148,8 @@ func New(w io.Writer, namespace, environment string, metrics ...Metric) (*EMF, e
 			errs = append(errs, fmt.Errorf("metric name %q", m.Name))
 		case seen[m.Name]:
 			errs = append(errs, fmt.Errorf("metric name %q used twice", m.Name))
-		case m.Counter == nil:
-			errs = append(errs, fmt.Errorf("metric %s has no counter", m.Name))
+		case (m.Counter == nil) == (m.Read == nil):
+			errs = append(errs, fmt.Errorf("metric %s needs a counter or a read function, one of them", m.Name))
 		}
 		seen[m.Name] = true
 	}
@@ -170,7 +192,7 @@ func (e *EMF) Flush(now time.Time) error {
 	cur := make([]int64, len(e.metrics))
 	changed := false
 	for i, m := range e.metrics {
-		cur[i] = m.Counter.Load()
+		cur[i] = m.load()
 		changed = changed || cur[i] != e.last[i]
 	}
 	if !changed {
@@ -210,9 +232,19 @@ func (e *EMF) Run(ctx context.Context, every time.Duration) error {
 	return Group{e}.Run(ctx, every)
 }
 
-// Group is several EMF writers flushed together, each writing its own line when its
-// counters changed.
-type Group []*EMF
+// Flusher is one EMF writer of a Group: an *EMF or a *Latency.
+type Flusher interface {
+	Flush(now time.Time) error
+}
+
+var (
+	_ Flusher = (*EMF)(nil)
+	_ Flusher = (*Latency)(nil)
+)
+
+// Group is several EMF writers flushed together, each writing its own lines when
+// something changed.
+type Group []Flusher
 
 // Flush flushes every writer and returns their errors joined.
 func (g Group) Flush(now time.Time) error {

@@ -293,6 +293,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{name: "no environment", env: "", ms: []metrics.Metric{{Name: "X", Counter: &a}}},
 		{name: "no metrics", env: "prod"},
 		{name: "nil counter", env: "prod", ms: []metrics.Metric{{Name: "X"}}},
+		{name: "counter and read", env: "prod", ms: []metrics.Metric{{Name: "X", Counter: &a, Read: a.Load}}},
 		{name: "duplicate", env: "prod", ms: []metrics.Metric{{Name: "X", Counter: &a}, {Name: "X", Counter: &a}}},
 		{name: "dimension name", env: "prod", ms: []metrics.Metric{{Name: "Environment", Counter: &a}}},
 	}

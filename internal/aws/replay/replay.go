@@ -121,7 +121,7 @@ func (h *Handler) replay(ctx context.Context, r *events.SQSMessage) bool {
 	switch {
 	case err == nil:
 		h.counters.Replayed.Add(1)
-		h.log.InfoContext(ctx, "click fact replayed", "message_id", r.MessageId, "idempotency_key", f.IdempotencyKey,
+		h.log.InfoContext(ctx, "click fact replayed", "short_url_token", f.Token, "message_id", r.MessageId, "idempotency_key", f.IdempotencyKey,
 			"attempts", d.Attempts+1, "approximate_receive_count", receives, "failed_at", d.FailedAt)
 	case errors.Is(err, clickfact.ErrInvalid):
 		h.counters.Failed.Add(1)
@@ -129,7 +129,7 @@ func (h *Handler) replay(ctx context.Context, r *events.SQSMessage) bool {
 			"message_id", r.MessageId, "approximate_receive_count", receives, "err", err, "body", truncate(r.Body, 4096))
 	default:
 		h.counters.Failed.Add(1)
-		h.log.WarnContext(ctx, "click fact replay failed: left to redrive", "message_id", r.MessageId,
+		h.log.WarnContext(ctx, "click fact replay failed: left to redrive", "short_url_token", f.Token, "message_id", r.MessageId,
 			"idempotency_key", f.IdempotencyKey, "attempts", d.Attempts+1, "approximate_receive_count", receives, "err", err)
 	}
 	return err == nil

@@ -115,6 +115,7 @@ type logLine struct {
 	Level                   string `json:"level"`
 	Msg                     string `json:"msg"`
 	MessageID               string `json:"message_id"`
+	ShortURLToken           string `json:"short_url_token"`
 	IdempotencyKey          string `json:"idempotency_key"`
 	Attempts                int    `json:"attempts"`
 	ApproximateReceiveCount int    `json:"approximate_receive_count"`
@@ -317,7 +318,8 @@ func TestHandleAttemptsAndReceiveCountAreLogged(t *testing.T) {
 	if diff := cmp.Diff(failures("m-1"), resp.BatchItemFailures); diff != "" {
 		t.Errorf("failures (-want +got):\n%s", diff)
 	}
-	want := []logLine{{Level: "WARN", Msg: "click fact replay failed: left to redrive", MessageID: "m-1", IdempotencyKey: f.IdempotencyKey, Attempts: 4, ApproximateReceiveCount: 4}}
+	want := []logLine{{Level: "WARN", Msg: "click fact replay failed: left to redrive", MessageID: "m-1", ShortURLToken: "aB3dE5gH7j",
+		IdempotencyKey: f.IdempotencyKey, Attempts: 4, ApproximateReceiveCount: 4}}
 	if diff := cmp.Diff(want, parseLog(t, logs.String())); diff != "" {
 		t.Errorf("log (-want +got):\n%s", diff)
 	}
@@ -448,5 +450,39 @@ func TestHandleEmptyBatch(t *testing.T) {
 func TestNewNeedsPublisher(t *testing.T) {
 	if _, err := replay.New(nil, nil, nil); err == nil || !strings.Contains(err.Error(), "needs") {
 		t.Errorf("err %v, want one saying what it needs", err)
+	}
+}
+
+// TestReplayLogsTheToken: "what happened to token X" follows a click through the
+// replay: the line of a replayed fact and of one that failed again each name its
+// short URL's token (short_url_token, the field of the issuance and resolver lines).
+func TestReplayLogsTheToken(t *testing.T) {
+	at := time.Date(2026, 11, 29, 10, 11, 12, 0, time.UTC)
+	var facts []clickfact.Fact
+	for i, tok := range []string{"Tok0000001", "Tok0000002"} {
+		f, err := clickfact.Build(clickfact.Click{Token: tok, Path: "https://l.example/" + tok, Target: "https://example.com/",
+			IP: "203.0.113.9", UserAgent: "ua", At: at}, eventID(100+i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		facts = append(facts, f)
+	}
+	var logs bytes.Buffer
+	pub := &fakePublisher{fail: map[string]bool{facts[1].IdempotencyKey: true}}
+	h, err := replay.New(pub, slog.New(slog.NewJSONHandler(&logs, nil)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := events.SQSEvent{Records: []events.SQSMessage{record("m-1", deadLetterBody(t, facts[0], 1), "1"), record("m-2", deadLetterBody(t, facts[1], 1), "1")}}
+	if _, err := h.Handle(t.Context(), ev); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{} // message → token
+	for _, l := range parseLog(t, logs.String()) {
+		got[l.Msg] = l.ShortURLToken
+	}
+	want := map[string]string{"click fact replayed": "Tok0000001", "click fact replay failed: left to redrive": "Tok0000002"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("token by log message (-want +got):\n%s\n%s", diff, logs.String())
 	}
 }

@@ -53,10 +53,10 @@ func (l *lostLog) write(ctx context.Context, f clickfact.Fact, perr, derr error)
 	case drop:
 		l.counters.Dropped.Add(1)
 	case first:
-		l.emit(ctx, slog.String("idempotency_key", f.IdempotencyKey),
+		l.emit(ctx, slog.String("short_url_token", f.Token), slog.String("idempotency_key", f.IdempotencyKey),
 			slog.Any("publish_err", perr), slog.Any("dlq_err", derr), slog.Any("graph_fact", json.RawMessage(f.Detail)))
 	default:
-		l.emit(ctx, slog.Any("graph_fact", json.RawMessage(f.Detail)))
+		l.emit(ctx, slog.String("short_url_token", f.Token), slog.Any("graph_fact", json.RawMessage(f.Detail)))
 	}
 }
 

@@ -198,7 +198,7 @@ func (r *Recorder) deliver(ctx context.Context, f clickfact.Fact) {
 	derr := r.c.DeadLetters.DeadLetter(dctx, clickfact.NewDeadLetter(f, r.c.Now(), 1, perr))
 	if derr == nil {
 		r.c.Counters.DeadLettered.Add(1)
-		r.c.Logger.WarnContext(ctx, "click fact dead-lettered", "idempotency_key", f.IdempotencyKey, "err", perr)
+		r.c.Logger.WarnContext(ctx, "click fact dead-lettered", "short_url_token", f.Token, "idempotency_key", f.IdempotencyKey, "err", perr)
 		return
 	}
 	r.hold(ctx, f, perr, derr)
@@ -210,7 +210,7 @@ func (r *Recorder) hold(ctx context.Context, f clickfact.Fact, perr, derr error)
 	if r.backlog != nil && r.backlog.push(f) {
 		if r.c.Counters.Buffered.Add(1); r.backlog.len() == 1 { // once per outage, not per fact
 			r.c.Logger.ErrorContext(ctx, "click facts buffered in memory: publish and dead-letter both failed",
-				"idempotency_key", f.IdempotencyKey, "publish_err", perr, "dlq_err", derr, "buffer_bytes", r.c.BufferBytes)
+				"short_url_token", f.Token, "idempotency_key", f.IdempotencyKey, "publish_err", perr, "dlq_err", derr, "buffer_bytes", r.c.BufferBytes)
 		}
 		return
 	}

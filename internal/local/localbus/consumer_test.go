@@ -232,7 +232,8 @@ func TestRefusedFactIsKeptWhole(t *testing.T) {
 	t.Cleanup(func() { syncFile = orig })
 
 	ing := &fakeIngester{refuse: map[string]bool{factEdgeID(t, fs[2]): true}}
-	c := newConsumer(t, dir, ing, ConsumerOptions{IsRejected: isRejected})
+	var logs syncbuf.Buffer
+	c := newConsumer(t, dir, ing, ConsumerOptions{IsRejected: isRejected, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	mu.Lock()
 	synced = nil // the offset the new consumer saved
 	mu.Unlock()
@@ -272,6 +273,20 @@ func TestRefusedFactIsKeptWhole(t *testing.T) {
 	schematest.MustValidate(t, schematest.GraphFact, l.GraphFact)
 	if f, err := clickfact.Parse(l.GraphFact); err != nil || f.IdempotencyKey != fs[2].IdempotencyKey {
 		t.Errorf("refused fact does not parse back: %v", err)
+	}
+	// The log line names the click's token, for "what happened to token X".
+	var refusedLog []string
+	for line := range strings.SplitSeq(strings.TrimSpace(logs.String()), "\n") {
+		var rec struct {
+			Msg   string `json:"msg"`
+			Token string `json:"short_url_token"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err == nil && rec.Msg == "persist refused a click fact; kept whole, not delivered" {
+			refusedLog = append(refusedLog, rec.Token)
+		}
+	}
+	if !slices.Equal(refusedLog, []string{fs[2].Token}) {
+		t.Errorf("refusal log lines name tokens %q, want [%s]\n%s", refusedLog, fs[2].Token, logs.String())
 	}
 
 	// refused.jsonl is synced before the offset that passes the fact is.

@@ -281,7 +281,7 @@ func (q *DLQ) replayOne(ctx context.Context, pub shorturl.Publisher, name string
 		return err
 	}
 	res.Failed++
-	q.log.Warn("dlq replay failed; message kept", "file", name, "idempotency_key", f.IdempotencyKey,
+	q.log.Warn("dlq replay failed; message kept", "short_url_token", f.Token, "file", name, "idempotency_key", f.IdempotencyKey,
 		"attempts", next.Attempts, "err", perr)
 	return nil
 }

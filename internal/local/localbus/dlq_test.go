@@ -1,9 +1,12 @@
 package localbus
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -316,5 +319,39 @@ func TestWaitingInDLQ(t *testing.T) {
 	}
 	if n, err := WaitingInDLQ(dir); n != 3 || err != nil {
 		t.Errorf("WaitingInDLQ = %d, %v; want 3, nil", n, err)
+	}
+}
+
+// TestReplayFailureNamesTheToken: a fact whose replay fails is logged with its short
+// URL's token, the field "what happened to token X" filters on.
+func TestReplayFailureNamesTheToken(t *testing.T) {
+	var logs bytes.Buffer
+	q := openDLQ(t, t.TempDir(), DLQOptions{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	fs := facts(t, 2)
+	for i, f := range fs {
+		deadLetter(t, q, f, i)
+	}
+	pub := &flakyPublisher{fail: map[string]bool{fs[0].IdempotencyKey: true, fs[1].IdempotencyKey: true}}
+	if res, err := q.Replay(context.Background(), pub, nil); err != nil || res.Failed != 2 {
+		t.Fatalf("replay = %+v, %v", res, err)
+	}
+	got := map[string]string{} // idempotency key → token
+	for line := range strings.SplitSeq(strings.TrimSpace(logs.String()), "\n") {
+		var l struct {
+			Msg   string `json:"msg"`
+			Key   string `json:"idempotency_key"`
+			Token string `json:"short_url_token"`
+		}
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if l.Msg == "dlq replay failed; message kept" {
+			got[l.Key] = l.Token
+		}
+	}
+	for _, f := range fs {
+		if got[f.IdempotencyKey] != f.Token {
+			t.Errorf("replay failure of %s names token %q, want %s\n%s", f.IdempotencyKey, got[f.IdempotencyKey], f.Token, logs.String())
+		}
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/linoone/linoone/internal/core/clickfact"
+	"github.com/linoone/linoone/internal/core/graphson"
+	"github.com/linoone/linoone/internal/core/shorturl"
 	"github.com/linoone/linoone/internal/foundation/nofollow"
 	"github.com/linoone/linoone/internal/foundation/rotlog"
 )
@@ -64,7 +66,7 @@ func (c *Consumer) keepRefused(b *delivery) error {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // the fact as it was built, byte for byte
 	now := clickfact.FormatTime(time.Now())
-	keys := make([]string, len(b.refused))
+	keys, tokens := make([]string, len(b.refused)), make([]string, len(b.refused))
 	for i, r := range b.refused {
 		rec := b.recs[b.events[r.event].rec]
 		var ev struct {
@@ -84,7 +86,7 @@ func (c *Consumer) keepRefused(b *delivery) error {
 		if len(reason) > maxRefusedReason {
 			reason = strings.ToValidUTF8(reason[:maxRefusedReason], "")
 		}
-		keys[i] = fact.IdempotencyKey
+		keys[i], tokens[i] = fact.IdempotencyKey, tokenOf(ev.Detail)
 		if err := enc.Encode(refusedLine{Time: now, Level: "ERROR", Msg: refusedMsg, IdempotencyKey: fact.IdempotencyKey,
 			Reason: reason, Segment: segmentName(b.seg), Offset: rec.pos, GraphFact: ev.Detail}); err != nil {
 			return fmt.Errorf("encode refused fact: %w", err)
@@ -102,7 +104,7 @@ func (c *Consumer) keepRefused(b *delivery) error {
 	c.refused.Add(int64(len(b.refused)))
 	for i, r := range b.refused {
 		c.log.Error("persist refused a click fact; kept whole, not delivered", "err", r.reason,
-			"idempotency_key", keys[i], "segment", segmentName(b.seg), "offset", b.recs[b.events[r.event].rec].pos,
+			"short_url_token", tokens[i], "idempotency_key", keys[i], "segment", segmentName(b.seg), "offset", b.recs[b.events[r.event].rec].pos,
 			"refused_path", c.refusals, "redrive", "linoone recover --from-log "+c.refusals)
 	}
 	return nil
@@ -153,4 +155,17 @@ func appendKept(path string, lines []byte) error {
 		return err
 	}
 	return syncDir(filepath.Dir(path))
+}
+
+// tokenOf is the token of a fact's short_url vertex, for "what happened to token X";
+// "" when the detail has none (Persist may have refused it for that).
+func tokenOf(detail []byte) string {
+	var d struct {
+		GraphSON graphson.Document `json:"graphson"`
+	}
+	if json.Unmarshal(detail, &d) != nil || len(d.GraphSON.Vertices) == 0 {
+		return ""
+	}
+	tok, _ := d.GraphSON.Vertices[0].Properties[shorturl.PropToken].(string)
+	return tok
 }

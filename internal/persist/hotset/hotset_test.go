@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/linoone/linoone/internal/core/shorturl"
@@ -118,6 +119,76 @@ func BenchmarkLookupHit(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			if _, err := s.Lookup(ctx, "AAAAAAAAAA"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// TestCountsHitsAndMisses: every counted lookup is a hit or a miss, failures and
+// unknown tokens included; the uncounted view shares the cache and counts nothing.
+func TestCountsHitsAndMisses(t *testing.T) {
+	ctx := context.Background()
+	u := shorturl.ShortURL{Token: "AAAAAAAAAA", Target: "https://example.com/"}
+	back := &countingStore{m: map[shorturl.Token]shorturl.ShortURL{u.Token: u}}
+	s := New(back, 1000)
+	for range 3 { // a miss, then two hits
+		if _, err := s.Lookup(ctx, u.Token); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Lookup(ctx, "BBBBBBBBBB"); !errors.Is(err, shorturl.ErrNotFound) {
+		t.Fatalf("unknown token: %v", err)
+	}
+	back.fail = errors.New("persist down")
+	if _, err := s.Lookup(ctx, "CCCCCCCCCC"); err == nil {
+		t.Fatal("a failing store answered")
+	}
+	if h, m := s.Hits(), s.Misses(); h != 2 || m != 3 {
+		t.Errorf("hits %d misses %d, want 2 and 3", h, m)
+	}
+
+	back.fail = nil
+	issuer := s.Uncounted()
+	fresh := shorturl.ShortURL{Token: "DDDDDDDDDD", Target: "https://example.org/"}
+	if err := issuer.Save(ctx, fresh); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := issuer.Lookup(ctx, "EEEEEEEEEE"); !errors.Is(err, shorturl.ErrNotFound) {
+		t.Fatalf("uncounted lookup of an unknown token: %v", err)
+	}
+	before := back.lookups
+	if got, err := s.Lookup(ctx, fresh.Token); err != nil || got != fresh || back.lookups != before {
+		t.Errorf("a short URL saved through the uncounted view: Lookup = %v, %v after %d backend lookups, want a hit", got, err, back.lookups-before)
+	}
+	if h, m := s.Hits(), s.Misses(); h != 3 || m != 3 {
+		t.Errorf("after uncounted calls: hits %d misses %d, want 3 and 3", h, m)
+	}
+}
+
+// BenchmarkLookupHitSpread is BenchmarkLookupHit over 1,000 tokens, spread over the
+// shards as visitors' clicks are.
+func BenchmarkLookupHitSpread(b *testing.B) {
+	back := &countingStore{m: map[shorturl.Token]shorturl.ShortURL{}}
+	toks := make([]shorturl.Token, 1000)
+	for i := range toks {
+		toks[i] = shorturl.Token(fmt.Sprintf("A%09d", i))
+		back.m[toks[i]] = shorturl.ShortURL{Token: toks[i]}
+	}
+	s := New(back, 10_000)
+	ctx := context.Background()
+	for _, tok := range toks {
+		if _, err := s.Lookup(ctx, tok); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var seq atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		i := int(seq.Add(7919))
+		for pb.Next() {
+			i++
+			if _, err := s.Lookup(ctx, toks[i%len(toks)]); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -109,6 +109,30 @@ locals {
       type       = "alarm", x = 8, y = 18, width = 16, height = local.widget.height
       properties = { title = "Alarms", alarms = var.alarm_arns }
     },
+    {
+      # Empty while the resolver runs without a hot set (LINOONE_CACHE_SIZE=0).
+      type = "metric", x = 0, y = 24, width = local.widget.width, height = local.widget.height
+      properties = {
+        title = "Hot set hit rate (%)", region = local.region, view = "timeSeries", period = 60, stat = "Sum"
+        yAxis = { left = { min = 0, max = 100 } }
+        metrics = [
+          [var.metrics_namespace, "HotSetHits", "Environment", var.environment, { id = "hits", visible = false }],
+          [var.metrics_namespace, "HotSetMisses", "Environment", var.environment, { id = "misses", visible = false }],
+          [{ id = "rate", expression = "100 * hits / (hits + misses)", label = "hit rate" }],
+        ]
+      }
+    },
+    {
+      # Lookups are the redirects the hot set missed; ingests are issuance's writes.
+      type = "metric", x = 8, y = 24, width = 16, height = local.widget.height
+      properties = {
+        title = "Persist call latency (ms)", region = local.region, view = "timeSeries", period = 60
+        metrics = [
+          for p in setproduct(["lookup", "ingest", "query"], ["p50", "p99"]) :
+          [var.metrics_namespace, "PersistLatency", "Environment", var.environment, "Operation", p[0], { stat = p[1], label = "${p[0]} ${p[1]}" }]
+        ]
+      }
+    },
   ]
 }
 
