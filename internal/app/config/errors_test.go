@@ -40,8 +40,6 @@ func TestReportsEveryBadVariable(t *testing.T) {
 			"LINOONE_PERSIST_URL":             "persist:8082",
 			"LINOONE_PERSIST_SIGV4":           "maybe",
 			"LINOONE_RESOLVER_BASE_URL":       "ftp://x",
-			"LINOONE_PERSIST_URL_PARAM":       "bad name!",
-			"LINOONE_RESOLVER_BASE_URL_PARAM": "/" + strings.Repeat("a", 2048),
 			"LINOONE_LOG_LEVEL":               "loud",
 		}},
 		{"resolve function", loader(LoadResolveFunction), map[string]string{
@@ -78,8 +76,8 @@ func TestReportsEveryBadVariable(t *testing.T) {
 
 func TestFunctionRequirements(t *testing.T) {
 	const (
-		persistRequired = "LINOONE_PERSIST_URL: required (or LINOONE_PERSIST_URL_PARAM naming an SSM parameter)"
-		baseRequired    = "LINOONE_RESOLVER_BASE_URL: required (or LINOONE_RESOLVER_BASE_URL_PARAM naming an SSM parameter)"
+		persistRequired = "LINOONE_PERSIST_URL: required"
+		baseRequired    = "LINOONE_RESOLVER_BASE_URL: required"
 		busRequired     = "LINOONE_EVENT_BUS: required"
 		dlqRequired     = "LINOONE_CLICK_DLQ_URL: required"
 	)
@@ -94,8 +92,13 @@ func TestFunctionRequirements(t *testing.T) {
 		{name: "issue needs persist and a base URL", load: loader(LoadIssueFunction), want: []string{persistRequired, baseRequired}, notWant: []string{busRequired, dlqRequired}},
 		{name: "resolve needs persist, bus and dlq", load: loader(LoadResolveFunction), want: []string{persistRequired, busRequired, dlqRequired}, notWant: []string{baseRequired}},
 		{name: "replay needs the bus only", load: loader(LoadReplayFunction), want: []string{busRequired}, notWant: []string{persistRequired, dlqRequired}},
-		{name: "SSM parameters satisfy persist and the base URL", load: loader(LoadIssueFunction),
-			env: map[string]string{"LINOONE_PERSIST_URL_PARAM": "/linoone/prod/persist-url", "LINOONE_RESOLVER_BASE_URL_PARAM": "/linoone/prod/base-url"}},
+		// A function reads nothing from SSM at start; a stack still naming the old
+		// parameters is told what to do.
+		{name: "SSM parameter names no longer satisfy persist and the base URL", load: loader(LoadIssueFunction),
+			env: map[string]string{"LINOONE_PERSIST_URL_PARAM": "/linoone/prod/persist-url", "LINOONE_RESOLVER_BASE_URL_PARAM": "/linoone/prod/base-url"},
+			want: []string{persistRequired + "; LINOONE_PERSIST_URL_PARAM is no longer read", baseRequired + "; LINOONE_RESOLVER_BASE_URL_PARAM is no longer read"}},
+		{name: "the variables satisfy them", load: loader(LoadIssueFunction),
+			env: map[string]string{"LINOONE_PERSIST_URL": "https://persist.example", "LINOONE_RESOLVER_BASE_URL": "https://go.example"}},
 		{name: "requirements and bad values together", load: loader(LoadResolveFunction),
 			env:  map[string]string{"LINOONE_REGION": "moon-1", "LINOONE_PERSIST_URL": "http://persist"},
 			want: []string{"LINOONE_REGION:", busRequired, dlqRequired}, notWant: []string{persistRequired}},
@@ -123,20 +126,6 @@ func TestFunctionRequirements(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestParams(t *testing.T) {
-	i := IssueFunction{}
-	if got := i.Params(); len(got) != 2 || got[0] != &i.Persist.URL || got[1] != &i.ResolverBaseURL {
-		t.Errorf("issue reads the Persist URL, then the resolver base URL, from SSM: %v", got)
-	}
-	r := ResolveFunction{}
-	if got := r.Params(); len(got) != 1 || got[0] != &r.Persist.URL {
-		t.Errorf("resolve reads the Persist URL from SSM: %v", got)
-	}
-	if got := (&ReplayFunction{}).Params(); len(got) != 0 {
-		t.Errorf("replay reads nothing from SSM: %v", got)
 	}
 }
 
