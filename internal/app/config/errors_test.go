@@ -37,10 +37,10 @@ func TestReportsEveryBadVariable(t *testing.T) {
 		{"shorten", loader(LoadShorten), map[string]string{"LINOONE_MANAGEMENT_ADDR": "nonsense", "LINOONE_REGION": "moon-1",
 			"LINOONE_MANAGEMENT_URL": "http://producer:secret@127.0.0.1:8081"}},
 		{"issue function", loader(LoadIssueFunction), map[string]string{
-			"LINOONE_PERSIST_URL":             "persist:8082",
-			"LINOONE_PERSIST_SIGV4":           "maybe",
-			"LINOONE_RESOLVER_BASE_URL":       "ftp://x",
-			"LINOONE_LOG_LEVEL":               "loud",
+			"LINOONE_PERSIST_URL":       "persist:8082",
+			"LINOONE_PERSIST_SIGV4":     "maybe",
+			"LINOONE_RESOLVER_BASE_URL": "ftp://x",
+			"LINOONE_LOG_LEVEL":         "loud",
 		}},
 		{"resolve function", loader(LoadResolveFunction), map[string]string{
 			"LINOONE_EVENT_BUS":           "bus name with spaces",
@@ -95,7 +95,7 @@ func TestFunctionRequirements(t *testing.T) {
 		// A function reads nothing from SSM at start; a stack still naming the old
 		// parameters is told what to do.
 		{name: "SSM parameter names no longer satisfy persist and the base URL", load: loader(LoadIssueFunction),
-			env: map[string]string{"LINOONE_PERSIST_URL_PARAM": "/linoone/prod/persist-url", "LINOONE_RESOLVER_BASE_URL_PARAM": "/linoone/prod/base-url"},
+			env:  map[string]string{"LINOONE_PERSIST_URL_PARAM": "/linoone/prod/persist-url", "LINOONE_RESOLVER_BASE_URL_PARAM": "/linoone/prod/base-url"},
 			want: []string{persistRequired + "; LINOONE_PERSIST_URL_PARAM is no longer read", baseRequired + "; LINOONE_RESOLVER_BASE_URL_PARAM is no longer read"}},
 		{name: "the variables satisfy them", load: loader(LoadIssueFunction),
 			env: map[string]string{"LINOONE_PERSIST_URL": "https://persist.example", "LINOONE_RESOLVER_BASE_URL": "https://go.example"}},

@@ -69,7 +69,7 @@ func (r *reader) denyListRefresh() time.Duration {
 // IssueFunction is the configuration of the Issue function (the management API).
 type IssueFunction struct {
 	Function
-	Persist Persist
+	Persist         Persist
 	ResolverBaseURL string   // LINOONE_RESOLVER_BASE_URL, required
 	ReservedHosts   []string // LINOONE_RESERVED_HOSTS: targets there are refused
 	DenyListParam   string   // LINOONE_DENYLIST_PARAM: the SSM parameter holding the deny list ("": none)
