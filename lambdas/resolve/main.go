@@ -57,5 +57,9 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 		return nil, err
 	}
 	// refresh starts a read of the deny list parameter when one is due, never waiting.
-	return awswire.HTTP("resolve", rs.Handler, refresh, rs.Metrics.Flush, log), nil
+	h := awswire.HTTP("resolve", rs.Handler, refresh, rs.Metrics.Flush, log)
+	if cfg.VisitorIPFromCloudFront { // Terraform's cdn option: the visitor is CloudFront's viewer
+		h = awswire.VisitorFromCloudFront(cfg.OriginVerifySecret, h)
+	}
+	return h, nil
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"maps"
 	"strings"
 	"testing"
 )
@@ -211,5 +212,52 @@ func TestBadURLMessageMasksUserinfo(t *testing.T) {
 		if err == nil || strings.Contains(err.Error(), "PASS") {
 			t.Errorf("issue function, LINOONE_RESOLVER_BASE_URL %s: %v, want it refused with its userinfo masked", tt.value, err)
 		}
+	}
+}
+
+// TestVisitorIPFrom: the resolve function trusts CloudFront-Viewer-Address only
+// with the cdn option's origin secret, which is required then, refused otherwise,
+// and never echoed in an error.
+func TestVisitorIPFrom(t *testing.T) {
+	const secret = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKL" // 48, as Terraform draws
+	required := map[string]string{"LINOONE_PERSIST_URL": "http://persist", "LINOONE_EVENT_BUS": "bus", "LINOONE_CLICK_DLQ_URL": "https://queue"}
+	for _, tt := range []struct {
+		name       string
+		env        map[string]string
+		cloudFront bool
+		wantErr    string // "" = loads
+	}{
+		{name: "default: the source address", env: nil},
+		{name: "source", env: map[string]string{"LINOONE_VISITOR_IP_FROM": "source"}},
+		{name: "cloudfront with its secret", env: map[string]string{"LINOONE_VISITOR_IP_FROM": "cloudfront", "LINOONE_ORIGIN_VERIFY_SECRET": secret}, cloudFront: true},
+		{name: "cloudfront without a secret", env: map[string]string{"LINOONE_VISITOR_IP_FROM": "cloudfront"},
+			wantErr: "LINOONE_ORIGIN_VERIFY_SECRET: required with LINOONE_VISITOR_IP_FROM=cloudfront, at least 32 bytes (0 given)"},
+		{name: "cloudfront with a short secret", env: map[string]string{"LINOONE_VISITOR_IP_FROM": "cloudfront", "LINOONE_ORIGIN_VERIFY_SECRET": "short-secret"},
+			wantErr: "(12 given)"},
+		{name: "a secret without cloudfront", env: map[string]string{"LINOONE_ORIGIN_VERIFY_SECRET": secret},
+			wantErr: "LINOONE_ORIGIN_VERIFY_SECRET: set, but LINOONE_VISITOR_IP_FROM is not cloudfront"},
+		{name: "unknown source", env: map[string]string{"LINOONE_VISITOR_IP_FROM": "x-forwarded-for"},
+			wantErr: `LINOONE_VISITOR_IP_FROM: "x-forwarded-for" is not source or cloudfront`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			vars := maps.Clone(required)
+			maps.Copy(vars, tt.env)
+			c, err := LoadResolveFunction(env(vars))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+				}
+				if strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), "short-secret") {
+					t.Errorf("the error echoes the secret: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.VisitorIPFromCloudFront != tt.cloudFront || c.OriginVerifySecret != tt.env["LINOONE_ORIGIN_VERIFY_SECRET"] {
+				t.Errorf("cloudfront %v, secret set %v", c.VisitorIPFromCloudFront, c.OriginVerifySecret != "")
+			}
+		})
 	}
 }

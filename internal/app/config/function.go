@@ -117,6 +117,38 @@ type ResolveFunction struct {
 	MetricsNamespace string        // LINOONE_METRICS_NAMESPACE, default Linoone: the EMF namespace
 	DenyListParam    string        // LINOONE_DENYLIST_PARAM: the SSM parameter holding the deny list ("": none)
 	DenyListRefresh  time.Duration // LINOONE_DENYLIST_REFRESH, default 1m: how often the deny list is read again
+	// LINOONE_VISITOR_IP_FROM: "source" (default), the address API Gateway saw, or
+	// "cloudfront" (Terraform's cdn option), the CloudFront-Viewer-Address header of a
+	// request that carries OriginVerifySecret.
+	VisitorIPFromCloudFront bool
+	// LINOONE_ORIGIN_VERIFY_SECRET: what CloudFront adds to every request it sends the
+	// resolver API; required with cloudfront (at least MinOriginVerifySecret bytes).
+	// A secret: never logged.
+	OriginVerifySecret string
+}
+
+// MinOriginVerifySecret is the shortest origin secret taken: Terraform draws 48
+// characters.
+const MinOriginVerifySecret = 32
+
+// visitorIP reads LINOONE_VISITOR_IP_FROM and LINOONE_ORIGIN_VERIFY_SECRET.
+func (r *reader) visitorIP() (fromCloudFront bool, secret string) {
+	secret = r.get("LINOONE_ORIGIN_VERIFY_SECRET", "")
+	switch v := r.get("LINOONE_VISITOR_IP_FROM", "source"); v {
+	case "source":
+		if secret != "" {
+			r.bad("LINOONE_ORIGIN_VERIFY_SECRET", "set, but LINOONE_VISITOR_IP_FROM is not cloudfront")
+		}
+	case "cloudfront":
+		if len(secret) < MinOriginVerifySecret {
+			// The value is a secret: its length only.
+			r.bad("LINOONE_ORIGIN_VERIFY_SECRET", "required with LINOONE_VISITOR_IP_FROM=cloudfront, at least %d bytes (%d given)", MinOriginVerifySecret, len(secret))
+		}
+		fromCloudFront = true
+	default:
+		r.bad("LINOONE_VISITOR_IP_FROM", "%q is not source or cloudfront", v)
+	}
+	return fromCloudFront, secret
 }
 
 // LoadResolveFunction reads the configuration of the Resolve function.
@@ -134,6 +166,7 @@ func LoadResolveFunction(getenv func(string) string) (ResolveFunction, error) {
 		DenyListParam:    r.ssmParam("LINOONE_DENYLIST_PARAM"),
 		DenyListRefresh:  r.denyListRefresh(),
 	}
+	c.VisitorIPFromCloudFront, c.OriginVerifySecret = r.visitorIP()
 	if err := r.err(); err != nil {
 		return ResolveFunction{}, err
 	}
