@@ -333,9 +333,23 @@ func mergedObject(m *tfModule, e hclsyntax.Expression) (map[string]hclsyntax.Exp
 	if items, ok := objectItems(e); ok {
 		return items, nil
 	}
+	// `cond ? tomap({…}) : tomap({})`: the variables set on either branch (a test
+	// checks the condition of each where it matters).
+	if c, ok := e.(*hclsyntax.ConditionalExpr); ok {
+		out, err := mergedObject(m, c.TrueResult)
+		if err != nil {
+			return nil, err
+		}
+		other, err := mergedObject(m, c.FalseResult)
+		maps.Copy(out, other)
+		return out, err
+	}
 	call, ok := e.(*hclsyntax.FunctionCallExpr)
+	if ok && call.Name == "tomap" && len(call.Args) == 1 {
+		return mergedObject(m, call.Args[0])
+	}
 	if !ok || call.Name != "merge" {
-		return nil, fmt.Errorf("%s: want an object, merge(...) of objects, or a local holding one", e.Range())
+		return nil, fmt.Errorf("%s: want an object, merge(...) of objects, cond ? tomap(…) : tomap(…), or a local holding one", e.Range())
 	}
 	out := map[string]hclsyntax.Expression{}
 	for _, arg := range call.Args {
@@ -1418,7 +1432,7 @@ func TestFunctionEnvironment(t *testing.T) {
 		"issue": append([]string{"LINOONE_PERSIST_URL", "LINOONE_PERSIST_SIGV4", "LINOONE_RESOLVER_BASE_URL", "LINOONE_PERSIST_INLINE_LITERALS",
 			"LINOONE_DENYLIST_PARAM", "LINOONE_DENYLIST_REFRESH", "LINOONE_METRICS_NAMESPACE", "LINOONE_IDEMPOTENCY_SECRET_PARAM"}, common...),
 		"resolve": append([]string{"LINOONE_PERSIST_URL", "LINOONE_PERSIST_SIGV4", "LINOONE_PERSIST_INLINE_LITERALS", "LINOONE_EVENT_BUS", "LINOONE_CLICK_DLQ_URL", "LINOONE_PUBLISH_TIMEOUT", "LINOONE_DLQ_TIMEOUT", "LINOONE_METRICS_NAMESPACE",
-			"LINOONE_DENYLIST_PARAM", "LINOONE_DENYLIST_REFRESH"}, common...),
+			"LINOONE_DENYLIST_PARAM", "LINOONE_DENYLIST_REFRESH", "LINOONE_VISITOR_IP_FROM", "LINOONE_ORIGIN_VERIFY_SECRET"}, common...),
 		"replay": append([]string{"LINOONE_EVENT_BUS", "LINOONE_METRICS_NAMESPACE"}, common...),
 	}
 	m := mustLoad(t, stackDir)
@@ -1628,6 +1642,8 @@ var startupSamples = map[string]string{
 	"LINOONE_DENYLIST_PARAM":           "/linoone/test/denylist",
 	"LINOONE_DENYLIST_REFRESH":         "1m",
 	"LINOONE_IDEMPOTENCY_SECRET_PARAM": "/linoone/test/idempotency-secret",
+	"LINOONE_VISITOR_IP_FROM":          "cloudfront",
+	"LINOONE_ORIGIN_VERIFY_SECRET":     "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKL",
 }
 
 // loadFunctionConfig loads function fn's configuration with exactly the variables

@@ -26,6 +26,15 @@ locals {
   # /persist/* (validated).
   persist_gremlin_arn = "${trimsuffix(var.persist_api_execution_arn, "*")}gremlin"
   persist_ingest_arn  = "${trimsuffix(var.persist_api_execution_arn, "*")}ingest"
+
+  # Behind CloudFront (the cdn option) API Gateway's source IP is an edge server's:
+  # the resolve function takes the visitor's address from CloudFront-Viewer-Address,
+  # on requests carrying the origin secret CloudFront adds (modules/cdn), since the
+  # execute-api endpoint stays reachable directly. Without cdn, neither is set.
+  resolve_visitor_environment = var.cdn_enabled ? tomap({
+    LINOONE_VISITOR_IP_FROM      = "cloudfront"
+    LINOONE_ORIGIN_VERIFY_SECRET = one(module.cdn[*].origin_verify_secret)
+  }) : tomap({})
 }
 
 # --- configuration ---------------------------------------------------------------
@@ -150,7 +159,7 @@ module "resolve" {
     LINOONE_METRICS_NAMESPACE       = var.metrics_namespace
     LINOONE_DENYLIST_PARAM          = aws_ssm_parameter.denylist.name
     LINOONE_DENYLIST_REFRESH        = var.denylist_refresh
-  })
+  }, local.resolve_visitor_environment)
 
   policy_statements = [
     {
@@ -253,6 +262,7 @@ module "cdn" {
   providers = {
     aws           = aws
     aws.us_east_1 = aws.us_east_1
+    random        = random
   }
 
   name                     = "${local.name}-resolver"
