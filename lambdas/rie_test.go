@@ -72,11 +72,8 @@ const (
 	// targetURL is the target of the recorded POST /shorten event.
 	targetURL = "https://example.com/landing?message_id=msg_123&utm_source=rie"
 
-	// The SSM parameters of the deployed configuration (terraform/modules/stack), and the
-	// resolver base URL the parameter holds there.
-	persistURLParam      = "/linoone/rie-test/persist-url"
-	resolverBaseURLParam = "/linoone/rie-test/resolver-base-url"
-	ssmResolverBaseURL   = "https://links.example.net"
+	// The resolver base URL of the deployed configuration (terraform/modules/stack).
+	deployedResolverBaseURL = "https://links.example.net"
 	// denyListParam holds a deny list whose host rule blocks targetURL (issue 11).
 	denyListParam = "/linoone/rie-test/denylist"
 )
@@ -108,8 +105,7 @@ func TestLambdasUnderRIE(t *testing.T) {
 	signedPersistURL := serve(t, verifier.Middleware(nil)(store.Handler()))
 	bus := &fakeBus{}
 	busURL := serve(t, bus)
-	ssm := &fakeSSM{params: map[string]string{persistURLParam: signedPersistURL, resolverBaseURLParam: ssmResolverBaseURL,
-		denyListParam: "# deny list: one rule per line\nnot a rule\nEXAMPLE.com.\n"}}
+	ssm := &fakeSSM{params: map[string]string{denyListParam: "# deny list: one rule per line\nnot a rule\nEXAMPLE.com.\n"}}
 	ssmURL := serve(t, ssm)
 	bootstraps := buildBootstraps(t, "issue", "resolve", "replay")
 
@@ -142,11 +138,12 @@ func TestLambdasUnderRIE(t *testing.T) {
 	issue := startRIE(t, rie, "issue", bootstraps["issue"], env("issue", direct...))
 	resolve := startRIE(t, rie, "resolve", bootstraps["resolve"], env("resolve", append(direct, clickEnv...)...))
 	replay := startRIE(t, rie, "replay", bootstraps["replay"], env("replay", clickEnv...))
-	// The issue function as terraform/modules/stack configures it: URLs in SSM parameters,
-	// Persist calls signed with the function's credentials.
+	// The issue function as terraform/modules/stack configures it: URLs in its
+	// environment (no SSM call at start, issue 48), Persist calls signed with the
+	// function's credentials. An SSM call would reach the fake and be seen.
 	issueDeployed := startRIE(t, rie, "issue (deployed configuration)", bootstraps["issue"], env("issue",
-		"LINOONE_PERSIST_URL_PARAM="+persistURLParam,
-		"LINOONE_RESOLVER_BASE_URL_PARAM="+resolverBaseURLParam,
+		"LINOONE_PERSIST_URL="+signedPersistURL,
+		"LINOONE_RESOLVER_BASE_URL="+deployedResolverBaseURL,
 		"LINOONE_PERSIST_SIGV4=true",
 		"AWS_ENDPOINT_URL_SSM="+ssmURL))
 	// The resolve function with the deny list in an SSM parameter.
@@ -270,17 +267,20 @@ func TestLambdasUnderRIE(t *testing.T) {
 			ShortURL string `json:"short_url"`
 		}
 		decodeStrict(t, resp.Body, &got)
-		if want := ssmResolverBaseURL + "/" + got.Token; got.ShortURL != want {
-			t.Errorf("short_url %q, want %q (the base URL from SSM)", got.ShortURL, want)
+		if want := deployedResolverBaseURL + "/" + got.Token; got.ShortURL != want {
+			t.Errorf("short_url %q, want %q (LINOONE_RESOLVER_BASE_URL)", got.ShortURL, want)
 		}
 		// The signed Persist refuses unsigned calls: the short URL is there only if
 		// the function signed its calls with its credentials for execute-api.
 		if _, err := pc.Lookup(context.Background(), shorturl.Token(got.Token)); err != nil {
 			t.Errorf("the short URL is not in local Persist: %v", err)
 		}
+		// The only parameter read is the deny list, by the resolve function that has one.
 		calls := ssm.calls()
-		if diff := cmp.Diff([]string{persistURLParam, resolverBaseURLParam}, calls.names); diff != "" {
-			t.Errorf("SSM GetParameter calls (-want +got):\n%s", diff)
+		for _, name := range calls.names {
+			if name != denyListParam {
+				t.Errorf("SSM GetParameter %s: the deployed issue function's start read SSM", name)
+			}
 		}
 		for _, a := range calls.authorizations {
 			if !strings.HasPrefix(a, "AWS4-HMAC-SHA256 Credential="+accessKeyID+"/") || !strings.Contains(a, "/us-east-1/ssm/aws4_request") {

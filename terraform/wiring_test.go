@@ -335,9 +335,23 @@ func mergedObject(m *tfModule, e hclsyntax.Expression) (map[string]hclsyntax.Exp
 	if items, ok := objectItems(e); ok {
 		return items, nil
 	}
+	// `cond ? tomap({…}) : tomap({})`: the variables set on either branch (a test
+	// checks the condition of each where it matters).
+	if c, ok := e.(*hclsyntax.ConditionalExpr); ok {
+		out, err := mergedObject(m, c.TrueResult)
+		if err != nil {
+			return nil, err
+		}
+		other, err := mergedObject(m, c.FalseResult)
+		maps.Copy(out, other)
+		return out, err
+	}
 	call, ok := e.(*hclsyntax.FunctionCallExpr)
+	if ok && call.Name == "tomap" && len(call.Args) == 1 {
+		return mergedObject(m, call.Args[0])
+	}
 	if !ok || call.Name != "merge" {
-		return nil, fmt.Errorf("%s: want an object, merge(...) of objects, or a local holding one", e.Range())
+		return nil, fmt.Errorf("%s: want an object, merge(...) of objects, cond ? tomap(…) : tomap(…), or a local holding one", e.Range())
 	}
 	out := map[string]hclsyntax.Expression{}
 	for _, arg := range call.Args {
@@ -737,22 +751,23 @@ func checkForbidden(m *tfModule) []error {
 	return errs
 }
 
-// checkResolverBaseURL checks the rule for the resolver base URL: the SSM
-// parameter is `<cond> ? "https://${var.custom_domain_name}" : module.<api>.api_endpoint`
-// with var.custom_domain_routable in the condition, and the custom domain name is
-// used nowhere else except to configure the resolver API's (gated) custom domain.
+// checkResolverBaseURL checks the rule for the resolver base URL, the issue
+// function's LINOONE_RESOLVER_BASE_URL: `<cond> ? "https://${var.custom_domain_name}"
+// : <…>module.<api>.api_endpoint` with var.custom_domain_routable in the condition,
+// and the custom domain name is used nowhere else except to configure the resolver
+// API's (gated) custom domain.
 func checkResolverBaseURL(m *tfModule) []error {
-	p := m.resources["aws_ssm_parameter.resolver_base_url"]
-	if p == nil {
-		return []error{errors.New("no aws_ssm_parameter.resolver_base_url")}
+	vars, err := functionEnv(m, "issue")
+	if err != nil {
+		return []error{err}
 	}
-	value := p.Body.Attributes["value"]
+	value := vars["LINOONE_RESOLVER_BASE_URL"]
 	if value == nil {
-		return []error{fmt.Errorf("%s: aws_ssm_parameter.resolver_base_url has no value", p.DefRange())}
+		return []error{errors.New("the issue function has no LINOONE_RESOLVER_BASE_URL")}
 	}
-	cond, ok := followLocal(m, value.Expr).(*hclsyntax.ConditionalExpr)
+	cond, ok := followLocal(m, value).(*hclsyntax.ConditionalExpr)
 	if !ok {
-		return []error{fmt.Errorf("%s: the resolver base URL must be a conditional on var.custom_domain_routable (custom domain : API endpoint)", value.SrcRange)}
+		return []error{fmt.Errorf("%s: the resolver base URL must be a conditional on var.custom_domain_routable (custom domain : API endpoint)", value.Range())}
 	}
 	var errs []error
 	if !refsWithLocals(m, cond.Condition)["var.custom_domain_routable"] {
@@ -956,8 +971,6 @@ func checkEnvTable(header []string, rows [][]string, want map[string][]string) [
 var resourcePhrases = map[string]string{
 	"local.persist_gremlin_arn":                "`POST /persist/gremlin`",
 	"local.persist_ingest_arn":                 "`POST /persist/ingest`",
-	"aws_ssm_parameter.persist_url.arn":        "`persist-url`",
-	"aws_ssm_parameter.resolver_base_url.arn":  "`resolver-base-url`",
 	"aws_ssm_parameter.denylist.arn":           "`denylist`",
 	"aws_ssm_parameter.idempotency_secret.arn": "`idempotency-secret`",
 	"module.event_bus.arn":                     "the shared bus ARN",
@@ -1385,22 +1398,17 @@ func TestResolverBaseURLUsesCustomDomainOnlyWhenRoutable(t *testing.T) {
 	t.Run(stackDir, func(t *testing.T) {
 		m := mustLoad(t, stackDir)
 		reportAll(t, checkResolverBaseURL(m))
-		// The issue function reads the base URL from that parameter, and the
-		// resolver_url output reports the same value.
+		// The resolver_url output reports the value the issue function gets.
 		vars, err := functionEnv(m, "issue")
 		if err != nil {
 			t.Fatal(err)
-		}
-		if e := vars["LINOONE_RESOLVER_BASE_URL_PARAM"]; e == nil || !refsWithLocals(m, e)["aws_ssm_parameter.resolver_base_url.name"] {
-			t.Error("issue's LINOONE_RESOLVER_BASE_URL_PARAM must be aws_ssm_parameter.resolver_base_url.name")
 		}
 		out := m.outputs["resolver_url"]
 		if out == nil {
 			t.Fatal("no output resolver_url")
 		}
-		param := m.resources["aws_ssm_parameter.resolver_base_url"].Body.Attributes["value"].Expr
-		if followLocal(m, exprOf(out.Body.Attributes["value"])) != followLocal(m, param) {
-			t.Error("output resolver_url must be the same value as aws_ssm_parameter.resolver_base_url")
+		if e := vars["LINOONE_RESOLVER_BASE_URL"]; e == nil || followLocal(m, exprOf(out.Body.Attributes["value"])) != followLocal(m, e) {
+			t.Error("output resolver_url must be the same value as the issue function's LINOONE_RESOLVER_BASE_URL")
 		}
 		// The http-api module creates the domain resources from a name and a
 		// certificate (DNS needs their target before discovery can prove routing),
@@ -1423,10 +1431,10 @@ func TestResolverBaseURLUsesCustomDomainOnlyWhenRoutable(t *testing.T) {
 func TestFunctionEnvironment(t *testing.T) {
 	common := []string{"LINOONE_ENVIRONMENT", "LINOONE_LOG_LEVEL"}
 	want := map[string][]string{
-		"issue": append([]string{"LINOONE_PERSIST_URL_PARAM", "LINOONE_PERSIST_SIGV4", "LINOONE_RESOLVER_BASE_URL_PARAM", "LINOONE_PERSIST_INLINE_LITERALS",
-			"LINOONE_DENYLIST_PARAM", "LINOONE_DENYLIST_REFRESH", "LINOONE_METRICS_NAMESPACE", "LINOONE_IDEMPOTENCY_SECRET_PARAM", "LINOONE_CONFIG_REVISION"}, common...),
-		"resolve": append([]string{"LINOONE_PERSIST_URL_PARAM", "LINOONE_PERSIST_SIGV4", "LINOONE_PERSIST_INLINE_LITERALS", "LINOONE_EVENT_BUS", "LINOONE_CLICK_DLQ_URL", "LINOONE_PUBLISH_TIMEOUT", "LINOONE_DLQ_TIMEOUT", "LINOONE_METRICS_NAMESPACE",
-			"LINOONE_DENYLIST_PARAM", "LINOONE_DENYLIST_REFRESH", "LINOONE_CONFIG_REVISION"}, common...),
+		"issue": append([]string{"LINOONE_PERSIST_URL", "LINOONE_PERSIST_SIGV4", "LINOONE_RESOLVER_BASE_URL", "LINOONE_PERSIST_INLINE_LITERALS",
+			"LINOONE_DENYLIST_PARAM", "LINOONE_DENYLIST_REFRESH", "LINOONE_METRICS_NAMESPACE", "LINOONE_IDEMPOTENCY_SECRET_PARAM"}, common...),
+		"resolve": append([]string{"LINOONE_PERSIST_URL", "LINOONE_PERSIST_SIGV4", "LINOONE_PERSIST_INLINE_LITERALS", "LINOONE_EVENT_BUS", "LINOONE_CLICK_DLQ_URL", "LINOONE_PUBLISH_TIMEOUT", "LINOONE_DLQ_TIMEOUT", "LINOONE_METRICS_NAMESPACE",
+			"LINOONE_DENYLIST_PARAM", "LINOONE_DENYLIST_REFRESH", "LINOONE_VISITOR_IP_FROM", "LINOONE_ORIGIN_VERIFY_SECRET"}, common...),
 		"replay": append([]string{"LINOONE_EVENT_BUS", "LINOONE_METRICS_NAMESPACE"}, common...),
 	}
 	m := mustLoad(t, stackDir)
@@ -1459,11 +1467,11 @@ func TestLeastPrivilegeStatements(t *testing.T) {
 	want := map[string]map[string][]string{
 		"issue": {
 			"execute-api:Invoke": {gremlin, ingest},
-			"ssm:GetParameter":   {denylist, "aws_ssm_parameter.idempotency_secret.arn", "aws_ssm_parameter.persist_url.arn", "aws_ssm_parameter.resolver_base_url.arn"},
+			"ssm:GetParameter":   {denylist, "aws_ssm_parameter.idempotency_secret.arn"},
 		},
 		"resolve": {
 			"execute-api:Invoke": {gremlin},
-			"ssm:GetParameter":   {denylist, "aws_ssm_parameter.persist_url.arn"},
+			"ssm:GetParameter":   {denylist},
 			"events:PutEvents":   {bus},
 			"sqs:SendMessage":    {dlq},
 		},
@@ -1579,13 +1587,12 @@ func TestChecksTableListsEveryTest(t *testing.T) {
 // testFunc is the declaration of a top-level test.
 var testFunc = regexp.MustCompile(`(?m)^func (Test\w*)\(t \*testing\.T\)`)
 
-// TestConfigRevision: a function reads its configuration parameters from SSM when
-// an instance starts, so a changed value reaches only new instances. Each function's
-// LINOONE_CONFIG_REVISION hashes the values Terraform writes into exactly the
-// parameters its configuration reads at start (config's Params), so that changing
-// one changes the function's configuration and Lambda starts new instances. The deny
-// list (read again every 30 s) and the idempotency secret are not among them.
-func TestConfigRevision(t *testing.T) {
+// TestFunctionsStartWithoutSSM: issue 48. A function's start reads nothing from
+// SSM, so a slow or throttled SSM never delays or fails it: each function's
+// configuration loads from exactly the variables the stack sets, none of them
+// names a parameter that configuration would read at start, issue and resolve get
+// the Persist URL itself, and no SSM parameter holds it or the resolver base URL.
+func TestFunctionsStartWithoutSSM(t *testing.T) {
 	stack := mustLoad(t, stackDir)
 	for _, fn := range callsOf(stack, "function") {
 		t.Run(fn, func(t *testing.T) {
@@ -1593,162 +1600,75 @@ func TestConfigRevision(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			read, err := paramsReadAtStart(stack, fn, vars)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rev := vars["LINOONE_CONFIG_REVISION"]
-			if len(read) == 0 {
-				if rev != nil {
-					t.Error("LINOONE_CONFIG_REVISION set on a function that reads no parameter at start")
+			for _, name := range []string{"LINOONE_PERSIST_URL_PARAM", "LINOONE_RESOLVER_BASE_URL_PARAM", "LINOONE_CONFIG_REVISION"} {
+				if vars[name] != nil {
+					t.Errorf("%s is set: the function's start reads its configuration from the environment", name)
 				}
+			}
+			if err := loadFunctionConfig(fn, vars); err != nil {
+				t.Errorf("the configuration does not load from the variables the stack sets: %v", err)
+			}
+			if fn == "replay" {
 				return
 			}
-			if rev == nil {
-				t.Fatalf("reads %v at start but has no LINOONE_CONFIG_REVISION", read)
-			}
-			covered, err := revisionParams(stack, rev)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(read, covered); diff != "" {
-				t.Errorf("parameters LINOONE_CONFIG_REVISION covers (-read at start +covered):\n%s", diff)
-			}
-			for _, key := range covered {
-				b := stack.resources[key]
-				if typ, _ := literalString(exprOf(b.Body.Attributes["type"])); typ != "String" {
-					t.Errorf("%s: type %q; only a String parameter's value may be hashed into the environment", key, typ)
-				}
-				if ignoresValue(b) {
-					t.Errorf("%s ignores changes of its value: Terraform's value is not the one the function reads", key)
-				}
+			if e := vars["LINOONE_PERSIST_URL"]; e == nil || !refsWithLocals(stack, e)["var.persist_url"] {
+				t.Error("LINOONE_PERSIST_URL must be var.persist_url")
 			}
 		})
 	}
-}
-
-// startupSamples are valid values of the function variables that name no SSM
-// parameter, to load a function's configuration from the stack's variable names.
-var startupSamples = map[string]string{
-	"LINOONE_ENVIRONMENT":             "test",
-	"LINOONE_LOG_LEVEL":               "info",
-	"LINOONE_PERSIST_SIGV4":           "true",
-	"LINOONE_PERSIST_INLINE_LITERALS": "false",
-	"LINOONE_EVENT_BUS":               "arn:aws:events:us-east-1:123456789012:event-bus/bus",
-	"LINOONE_CLICK_DLQ_URL":           "https://sqs.us-east-1.amazonaws.com/123456789012/dlq",
-	"LINOONE_PUBLISH_TIMEOUT":         "500ms",
-	"LINOONE_METRICS_NAMESPACE":       "Linoone",
-	"LINOONE_CONFIG_REVISION":         "0123456789abcdef",
-}
-
-// paramsReadAtStart returns the aws_ssm_parameter resources (sorted keys) whose
-// names the stack gives function fn in the variables its configuration reads when
-// an instance starts. The configuration is loaded from the variables the stack
-// sets, so an unknown variable among them must not be refused.
-func paramsReadAtStart(stack *tfModule, fn string, vars map[string]hclsyntax.Expression) ([]string, error) {
-	const prefix = "/linoone-test/"
-	getenv := func(name string) string {
-		switch _, set := vars[name]; {
-		case !set:
-			return ""
-		case strings.HasSuffix(name, "_PARAM"):
-			return prefix + name
-		default:
-			return startupSamples[name]
-		}
-	}
-	var params []*config.SSMValue
-	switch fn {
-	case "issue":
-		c, err := config.LoadIssueFunction(getenv)
-		if err != nil {
-			return nil, err
-		}
-		params = c.Params()
-	case "resolve":
-		c, err := config.LoadResolveFunction(getenv)
-		if err != nil {
-			return nil, err
-		}
-		params = c.Params()
-	case "replay":
-		c, err := config.LoadReplayFunction(getenv)
-		if err != nil {
-			return nil, err
-		}
-		params = c.Params()
-	default:
-		return nil, fmt.Errorf("no configuration loader for function %q", fn)
-	}
-	var out []string
-	for _, p := range params {
-		name, ok := strings.CutPrefix(p.Param, prefix)
-		if !ok {
-			continue // a value given directly, not through SSM
-		}
-		var keys []string
-		for r := range refsWithLocals(stack, vars[name]) {
-			if res, ok := strings.CutSuffix(r, ".name"); ok && strings.HasPrefix(res, "aws_ssm_parameter.") {
-				keys = append(keys, res)
-			}
-		}
-		if len(keys) != 1 {
-			return nil, fmt.Errorf("%s must be the name of one aws_ssm_parameter, refers to %v", name, keys)
-		}
-		out = append(out, keys[0])
-	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
-}
-
-// revisionParams reads a revision `sha256(join("\n", [v1, v2, …]))` (or a local
-// holding it) and returns the aws_ssm_parameter resources (sorted keys) whose
-// `value` is one of the vi; every vi must be one.
-func revisionParams(m *tfModule, e hclsyntax.Expression) ([]string, error) {
-	shape := fmt.Errorf("%s: the revision must be sha256(join(\"\\n\", [<parameter values>]))", e.Range())
-	hash, ok := followLocal(m, e).(*hclsyntax.FunctionCallExpr)
-	if !ok || hash.Name != "sha256" || len(hash.Args) != 1 {
-		return nil, shape
-	}
-	join, ok := hash.Args[0].(*hclsyntax.FunctionCallExpr)
-	if !ok || join.Name != "join" || len(join.Args) != 2 {
-		return nil, shape
-	}
-	values, ok := join.Args[1].(*hclsyntax.TupleConsExpr)
-	if !ok {
-		return nil, shape
-	}
-	valueOf := map[string]string{} // the ref a parameter's value is → the parameter
-	for key, b := range m.resources {
-		if st, ok := exprOf(b.Body.Attributes["value"]).(*hclsyntax.ScopeTraversalExpr); ok && strings.HasPrefix(key, "aws_ssm_parameter.") {
-			valueOf[ref(st.Traversal)] = key
-		}
-	}
-	var out []string
-	for _, v := range values.Exprs {
-		st, ok := v.(*hclsyntax.ScopeTraversalExpr)
-		if !ok || valueOf[ref(st.Traversal)] == "" {
-			return nil, fmt.Errorf("%s: not the value of an aws_ssm_parameter", v.Range())
-		}
-		out = append(out, valueOf[ref(st.Traversal)])
-	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
-}
-
-// ignoresValue reports a resource with lifecycle { ignore_changes = [value] }.
-func ignoresValue(b *hclsyntax.Block) bool {
-	for _, lc := range b.Body.Blocks {
-		if lc.Type != "lifecycle" || lc.Body.Attributes["ignore_changes"] == nil {
+	for key, b := range stack.resources {
+		if !strings.HasPrefix(key, "aws_ssm_parameter.") {
 			continue
 		}
-		for _, tr := range traversals(lc.Body.Attributes["ignore_changes"].Expr) {
-			if ref(tr) == "value" {
-				return true
-			}
+		refs := refsWithLocals(stack, exprOf(b.Body.Attributes["value"]))
+		if refs["var.persist_url"] || refs["var.custom_domain_name"] || refs["local.resolver_base_url"] {
+			t.Errorf("%s holds a URL the functions get in their environment", key)
 		}
 	}
-	return false
+}
+
+// startupSamples are valid values of the variables the stack sets, to load a
+// function's configuration from the stack's variable names.
+var startupSamples = map[string]string{
+	"LINOONE_ENVIRONMENT":              "test",
+	"LINOONE_LOG_LEVEL":                "info",
+	"LINOONE_PERSIST_URL":              "https://persist.example.com",
+	"LINOONE_PERSIST_SIGV4":            "true",
+	"LINOONE_PERSIST_INLINE_LITERALS":  "false",
+	"LINOONE_RESOLVER_BASE_URL":        "https://abc123defg.execute-api.us-east-1.amazonaws.com",
+	"LINOONE_EVENT_BUS":                "arn:aws:events:us-east-1:123456789012:event-bus/bus",
+	"LINOONE_CLICK_DLQ_URL":            "https://sqs.us-east-1.amazonaws.com/123456789012/dlq",
+	"LINOONE_PUBLISH_TIMEOUT":          "150ms",
+	"LINOONE_DLQ_TIMEOUT":              "100ms",
+	"LINOONE_METRICS_NAMESPACE":        "Linoone",
+	"LINOONE_DENYLIST_PARAM":           "/linoone/test/denylist",
+	"LINOONE_DENYLIST_REFRESH":         "1m",
+	"LINOONE_IDEMPOTENCY_SECRET_PARAM": "/linoone/test/idempotency-secret",
+	"LINOONE_VISITOR_IP_FROM":          "cloudfront",
+	"LINOONE_ORIGIN_VERIFY_SECRET":     "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKL",
+}
+
+// loadFunctionConfig loads function fn's configuration with exactly the variables
+// vars names, each set to its sample.
+func loadFunctionConfig(fn string, vars map[string]hclsyntax.Expression) error {
+	getenv := func(name string) string {
+		if vars[name] == nil {
+			return ""
+		}
+		return startupSamples[name]
+	}
+	var err error
+	switch fn {
+	case "issue":
+		_, err = config.LoadIssueFunction(getenv)
+	case "resolve":
+		_, err = config.LoadResolveFunction(getenv)
+	case "replay":
+		_, err = config.LoadReplayFunction(getenv)
+	default:
+		err = fmt.Errorf("no configuration loader for function %q", fn)
+	}
+	return err
 }
 
 // TestDenyListParameter: issue 11. The deny list parameter starts as a comment (SSM
@@ -1926,8 +1846,8 @@ locals {
   enabled = var.custom_domain_routable && var.custom_domain_name != ""
   base    = local.enabled ? "https://${var.custom_domain_name}" : module.resolver_api.api_endpoint
 }
-resource "aws_ssm_parameter" "resolver_base_url" {
-  value = local.base
+module "issue" {
+  environment_variables = { LINOONE_RESOLVER_BASE_URL = local.base }
 }`
 
 	cases := []struct {
@@ -2014,13 +1934,13 @@ module "f" {
 }`, checkForbidden, `IAM resource "*"`},
 		{"base url ok", goodBaseURL, checkResolverBaseURL, ""},
 		{"base url always custom domain", `
-resource "aws_ssm_parameter" "resolver_base_url" {
-  value = "https://${var.custom_domain_name}"
+module "issue" {
+  environment_variables = { LINOONE_RESOLVER_BASE_URL = "https://${var.custom_domain_name}" }
 }`, checkResolverBaseURL, "must be a conditional"},
 		{"base url gated on the name only", strings.Replace(goodBaseURL, "var.custom_domain_routable && ", "", 1), checkResolverBaseURL, "var.custom_domain_routable"},
 		{"base url falls back to a placeholder", strings.Replace(goodBaseURL, "module.resolver_api.api_endpoint", `"https://short.example.com"`, 1), checkResolverBaseURL, "api_endpoint"},
 		{"custom domain leaks elsewhere", goodBaseURL + `
-module "issue" {
+module "resolve" {
   environment_variables = { BASE = "https://${var.custom_domain_name}" }
 }`, checkResolverBaseURL, "outside the custom_domain_routable rule"},
 	}
@@ -2136,11 +2056,11 @@ module "extra" {
 		env := map[string][]string{"issue": {"A", "B"}, "resolve": {"B"}}
 		envTable := "## Env\n\n| Variable | issue | resolve | Value |\n|---|---|---|---|\n| `A` | ✓ | | a |\n| `B` | ✓ | ✓ | b |\n\nAfter.\n"
 		iam := map[string]map[string][]string{
-			"issue":   {"ssm:GetParameter": {"aws_ssm_parameter.denylist.arn", "aws_ssm_parameter.persist_url.arn"}},
+			"issue":   {"ssm:GetParameter": {"aws_ssm_parameter.denylist.arn", "aws_ssm_parameter.idempotency_secret.arn"}},
 			"resolve": {"events:PutEvents": {"module.event_bus.arn"}, "sqs:SendMessage": {"module.click_dlq.queue_arn"}},
 		}
 		iamTable := "## IAM\n\nText.\n\n| Function | Actions | Resource |\n|---|---|---|\n" +
-			"| issue | `ssm:GetParameter` | the `persist-url` parameter |\n| issue | `ssm:GetParameter` | the `denylist` parameter |\n" +
+			"| issue | `ssm:GetParameter` | the `idempotency-secret` parameter |\n| issue | `ssm:GetParameter` | the `denylist` parameter |\n" +
 			"| resolve | `events:PutEvents` | the shared bus ARN |\n| resolve | `sqs:SendMessage` | the click DLQ |\n"
 		for _, c := range []struct {
 			name, table, want string
@@ -2154,7 +2074,7 @@ module "extra" {
 			{"iam ok", iamTable, ""},
 			{"iam resource missing", strings.Replace(iamTable, "| issue | `ssm:GetParameter` | the `denylist` parameter |\n", "", 1), "aws_ssm_parameter.denylist.arn"},
 			{"iam action missing", strings.Replace(iamTable, "| resolve | `sqs:SendMessage` | the click DLQ |\n", "", 1), "sqs:SendMessage"},
-			{"iam resource extra", strings.Replace(iamTable, "the `persist-url` parameter", "the `persist-url` and `idempotency-secret` parameters", 1), "aws_ssm_parameter.idempotency_secret.arn"},
+			{"iam resource extra", strings.Replace(iamTable, "| the click DLQ |", "| the click DLQ and the shared bus ARN |", 1), "module.event_bus.arn"},
 			{"iam unknown resource", strings.Replace(iamTable, "the click DLQ", "the queue", 1), "names no resource"},
 		} {
 			t.Run(c.name, func(t *testing.T) {

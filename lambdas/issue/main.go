@@ -48,7 +48,7 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 	if err != nil {
 		return nil, fmt.Errorf("idempotency secret: %w", err)
 	}
-	issuer, err := shorturl.NewIssuer(shorturl.IssuerConfig{Store: store, Batch: store, ResolverBaseURL: cfg.ResolverBaseURL.Value, Rand: rand.Reader,
+	issuer, err := shorturl.NewIssuer(shorturl.IssuerConfig{Store: store, Batch: store, ResolverBaseURL: cfg.ResolverBaseURL, Rand: rand.Reader,
 		ReservedHosts: cfg.ReservedHosts, Screening: shorturl.Screening{Screen: deny, Counters: counters, Logger: log}, IdempotencySecret: secret})
 	if err != nil {
 		return nil, fmt.Errorf("issuer: %w", err)

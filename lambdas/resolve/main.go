@@ -63,5 +63,9 @@ func setup(ctx context.Context, getenv func(string) string) (func(context.Contex
 	}
 	// refresh starts a read of the deny list parameter when one is due, never waiting.
 	// A hit writes no latency line; a miss adds one beside the click-fact line.
-	return awswire.HTTP("resolve", rs.Handler, refresh, metrics.Group{rs.Metrics, lat}.Flush, log), nil
+	h := awswire.HTTP("resolve", rs.Handler, refresh, metrics.Group{rs.Metrics, lat}.Flush, log)
+	if cfg.VisitorIPFromCloudFront { // Terraform's cdn option: the visitor is CloudFront's viewer
+		h = awswire.VisitorFromCloudFront(cfg.OriginVerifySecret, h)
+	}
+	return h, nil
 }

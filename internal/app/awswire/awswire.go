@@ -1,6 +1,6 @@
 // Package awswire holds the wiring the three Lambda functions share: the AWS
-// configuration, configuration values kept in SSM parameters, the deny list kept in
-// one, and the Persist client signed with the function's role.
+// configuration, the deny list and the idempotency secret kept in SSM parameters,
+// and the Persist client signed with the function's role.
 package awswire
 
 import (
@@ -23,10 +23,9 @@ import (
 )
 
 // Function is a function's typed configuration (*config.IssueFunction, …): the part
-// every function reads, and the values it keeps in SSM parameters.
+// every function reads.
 type Function interface {
 	Shared() config.Function
-	Params() []*config.SSMValue
 }
 
 var (
@@ -36,14 +35,11 @@ var (
 )
 
 // Load is the start of every function, after its configuration is read: the AWS
-// configuration, the values the function keeps in SSM parameters (filled into fn),
-// and the logger LINOONE_LOG_LEVEL asks for.
+// configuration and the logger LINOONE_LOG_LEVEL asks for. It calls no AWS service:
+// what a function must know to start comes in its environment (issue 48).
 func Load(ctx context.Context, fn Function) (aws.Config, *slog.Logger, error) {
 	shared := fn.Shared()
 	awsCfg, err := LoadAWS(ctx, shared.Region)
-	if err == nil && len(fn.Params()) > 0 {
-		err = ResolveParams(ctx, ssm.NewFromConfig(awsCfg), fn.Params()...)
-	}
 	if err != nil {
 		return aws.Config{}, nil, fmt.Errorf("configuration: %w", err)
 	}
@@ -111,36 +107,18 @@ func LoadAWS(ctx context.Context, region string) (aws.Config, error) {
 	return c, nil
 }
 
-// GetParameterAPI is the SSM call ResolveParams needs.
+// GetParameterAPI is the SSM call the deny list and the idempotency secret need.
 type GetParameterAPI interface {
 	GetParameter(ctx context.Context, in *ssm.GetParameterInput, optFns ...func(*ssm.Options)) (*ssm.GetParameterOutput, error)
 }
 
 var _ GetParameterAPI = (*ssm.Client)(nil)
 
-// ResolveParams fills each value that names an SSM parameter from it, in order.
-func ResolveParams(ctx context.Context, api GetParameterAPI, values ...*config.SSMValue) error {
-	for _, v := range values {
-		if v.Param == "" {
-			continue
-		}
-		out, err := api.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(v.Param)})
-		if err != nil {
-			return fmt.Errorf("ssm parameter %s: %w", v.Param, err)
-		}
-		if out.Parameter == nil || strings.TrimSpace(aws.ToString(out.Parameter.Value)) == "" {
-			return fmt.Errorf("ssm parameter %s is empty", v.Param)
-		}
-		v.Value = strings.TrimSpace(aws.ToString(out.Parameter.Value))
-	}
-	return nil
-}
-
 // Persist builds the Persist client; with LINOONE_PERSIST_SIGV4 it signs every call
 // with the function role's credentials (service execute-api) for region. Each call's
 // duration goes to lat (PersistLatency) unless it is nil.
 func Persist(p config.Persist, region string, awsCfg aws.Config, lat *metrics.Latency) (*persist.Client, error) {
-	pc := persist.Config{BaseURL: p.URL.Value, Timeout: p.Timeout, InlineLiterals: p.InlineLiterals}
+	pc := persist.Config{BaseURL: p.URL, Timeout: p.Timeout, InlineLiterals: p.InlineLiterals}
 	if lat != nil {
 		pc.Observe = lat.Observe
 	}

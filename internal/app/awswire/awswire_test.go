@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"net/url"
-	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
-
-	"github.com/linoone/linoone/internal/app/config"
 )
 
 // fakeSSM answers GetParameter from a map and records the names asked for.
@@ -29,32 +26,6 @@ func (f *fakeSSM) GetParameter(_ context.Context, in *ssm.GetParameterInput, _ .
 		return nil, errors.New("ParameterNotFound")
 	}
 	return &ssm.GetParameterOutput{Parameter: &ssmtypes.Parameter{Value: aws.String(v)}}, nil
-}
-
-func TestResolveParams(t *testing.T) {
-	api := &fakeSSM{values: map[string]string{"/p/persist": " https://persist.example \n", "/p/base": "https://go.example.com", "/p/empty": " "}}
-	persistURL := config.SSMValue{Value: "http://ignored", Param: "/p/persist"}
-	direct := config.SSMValue{Value: "https://direct.example"}
-	base := config.SSMValue{Param: "/p/base"}
-	if err := ResolveParams(t.Context(), api, &persistURL, &direct, &base); err != nil {
-		t.Fatal(err)
-	}
-	if persistURL.Value != "https://persist.example" || direct.Value != "https://direct.example" || base.Value != "https://go.example.com" {
-		t.Errorf("values: %+v %+v %+v", persistURL, direct, base)
-	}
-	if strings.Join(api.asked, ",") != "/p/persist,/p/base" {
-		t.Errorf("asked for %q, want the parameters in order and nothing for a direct value", api.asked)
-	}
-
-	for _, tt := range []struct{ param, want string }{
-		{"/p/missing", "ssm parameter /p/missing: ParameterNotFound"},
-		{"/p/empty", "ssm parameter /p/empty is empty"},
-	} {
-		v := config.SSMValue{Param: tt.param}
-		if err := ResolveParams(t.Context(), api, &v); err == nil || err.Error() != tt.want {
-			t.Errorf("ResolveParams(%s) = %v, want %q", tt.param, err, tt.want)
-		}
-	}
 }
 
 // TestEscapeRawPath: a path API Gateway handed on decoded is escaped so that the

@@ -1,9 +1,8 @@
 // Package config reads Linoone's configuration from the environment: one typed
 // configuration per binary (the local commands and the Lambda functions), each with
 // its defaults, built from shared field readers. A Load function reports every bad
-// variable at once, and reads only the variables it names: any other, such as
-// LINOONE_CONFIG_REVISION, which Terraform sets to start new function instances when
-// an SSM value changes, is ignored, never refused.
+// variable at once, and reads only the variables it names: any other is ignored,
+// never refused.
 package config
 
 import (

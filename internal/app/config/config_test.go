@@ -41,12 +41,12 @@ func TestDefaults(t *testing.T) {
 		{"shorten", loader(LoadShorten), Shorten{ManagementURL: "http://127.0.0.1:8081", DataDir: "./.linoone", Region: "us-east-1"}},
 		// A function has no defaults for what it requires: see TestFunctionRequirements.
 		{"issue function", loader(LoadIssueFunction), IssueFunction{
-			Function: fn, ResolverBaseURL: SSMValue{Value: "https://go.example"},
-			Persist: Persist{URL: SSMValue{Value: "http://persist"}, Timeout: 2 * time.Second}, MetricsNamespace: "Linoone",
+			Function: fn, ResolverBaseURL: "https://go.example",
+			Persist: Persist{URL: "http://persist", Timeout: 2 * time.Second}, MetricsNamespace: "Linoone",
 			DenyListRefresh: time.Minute,
 		}},
 		{"resolve function", loader(LoadResolveFunction), ResolveFunction{
-			Function: fn, Persist: Persist{URL: SSMValue{Value: "http://persist"}, Timeout: 2 * time.Second},
+			Function: fn, Persist: Persist{URL: "http://persist", Timeout: 2 * time.Second},
 			EventBus: "bus", ClickDLQURL: "https://queue", PublishTimeout: 150 * time.Millisecond, DLQTimeout: 100 * time.Millisecond,
 			CacheSize: 100000, MetricsNamespace: "Linoone", DenyListRefresh: time.Minute,
 		}},
@@ -120,14 +120,14 @@ func TestOverrides(t *testing.T) {
 		t.Errorf("LINOONE_MANAGEMENT_URL: %q, %v", s.ManagementURL, err)
 	}
 	f, err := LoadResolveFunction(env(map[string]string{
-		"LINOONE_PERSIST_URL_PARAM": "/linoone/prod/persist-url", "LINOONE_PERSIST_SIGV4": "true", "AWS_REGION": "eu-west-1",
+		"LINOONE_PERSIST_URL": "https://persist.example/prod", "LINOONE_PERSIST_SIGV4": "true", "AWS_REGION": "eu-west-1",
 		"LINOONE_EVENT_BUS":     "arn:aws:events:eu-west-1:123456789012:event-bus/engagement",
 		"LINOONE_CLICK_DLQ_URL": "https://sqs.eu-west-1.amazonaws.com/123456789012/click-dlq",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !f.Persist.SigV4 || f.Persist.URL.Param != "/linoone/prod/persist-url" || f.Region != "eu-west-1" {
+	if !f.Persist.SigV4 || f.Persist.URL != "https://persist.example/prod" || f.Region != "eu-west-1" {
 		t.Fatalf("%+v", f)
 	}
 }

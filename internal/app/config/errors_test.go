@@ -1,6 +1,7 @@
 package config
 
 import (
+	"maps"
 	"strings"
 	"testing"
 )
@@ -37,12 +38,10 @@ func TestReportsEveryBadVariable(t *testing.T) {
 		{"shorten", loader(LoadShorten), map[string]string{"LINOONE_MANAGEMENT_ADDR": "nonsense", "LINOONE_REGION": "moon-1",
 			"LINOONE_MANAGEMENT_URL": "http://producer:secret@127.0.0.1:8081"}},
 		{"issue function", loader(LoadIssueFunction), map[string]string{
-			"LINOONE_PERSIST_URL":             "persist:8082",
-			"LINOONE_PERSIST_SIGV4":           "maybe",
-			"LINOONE_RESOLVER_BASE_URL":       "ftp://x",
-			"LINOONE_PERSIST_URL_PARAM":       "bad name!",
-			"LINOONE_RESOLVER_BASE_URL_PARAM": "/" + strings.Repeat("a", 2048),
-			"LINOONE_LOG_LEVEL":               "loud",
+			"LINOONE_PERSIST_URL":       "persist:8082",
+			"LINOONE_PERSIST_SIGV4":     "maybe",
+			"LINOONE_RESOLVER_BASE_URL": "ftp://x",
+			"LINOONE_LOG_LEVEL":         "loud",
 		}},
 		{"resolve function", loader(LoadResolveFunction), map[string]string{
 			"LINOONE_EVENT_BUS":           "bus name with spaces",
@@ -78,8 +77,8 @@ func TestReportsEveryBadVariable(t *testing.T) {
 
 func TestFunctionRequirements(t *testing.T) {
 	const (
-		persistRequired = "LINOONE_PERSIST_URL: required (or LINOONE_PERSIST_URL_PARAM naming an SSM parameter)"
-		baseRequired    = "LINOONE_RESOLVER_BASE_URL: required (or LINOONE_RESOLVER_BASE_URL_PARAM naming an SSM parameter)"
+		persistRequired = "LINOONE_PERSIST_URL: required"
+		baseRequired    = "LINOONE_RESOLVER_BASE_URL: required"
 		busRequired     = "LINOONE_EVENT_BUS: required"
 		dlqRequired     = "LINOONE_CLICK_DLQ_URL: required"
 	)
@@ -94,8 +93,13 @@ func TestFunctionRequirements(t *testing.T) {
 		{name: "issue needs persist and a base URL", load: loader(LoadIssueFunction), want: []string{persistRequired, baseRequired}, notWant: []string{busRequired, dlqRequired}},
 		{name: "resolve needs persist, bus and dlq", load: loader(LoadResolveFunction), want: []string{persistRequired, busRequired, dlqRequired}, notWant: []string{baseRequired}},
 		{name: "replay needs the bus only", load: loader(LoadReplayFunction), want: []string{busRequired}, notWant: []string{persistRequired, dlqRequired}},
-		{name: "SSM parameters satisfy persist and the base URL", load: loader(LoadIssueFunction),
-			env: map[string]string{"LINOONE_PERSIST_URL_PARAM": "/linoone/prod/persist-url", "LINOONE_RESOLVER_BASE_URL_PARAM": "/linoone/prod/base-url"}},
+		// A function reads nothing from SSM at start; a stack still naming the old
+		// parameters is told what to do.
+		{name: "SSM parameter names no longer satisfy persist and the base URL", load: loader(LoadIssueFunction),
+			env:  map[string]string{"LINOONE_PERSIST_URL_PARAM": "/linoone/prod/persist-url", "LINOONE_RESOLVER_BASE_URL_PARAM": "/linoone/prod/base-url"},
+			want: []string{persistRequired + "; LINOONE_PERSIST_URL_PARAM is no longer read", baseRequired + "; LINOONE_RESOLVER_BASE_URL_PARAM is no longer read"}},
+		{name: "the variables satisfy them", load: loader(LoadIssueFunction),
+			env: map[string]string{"LINOONE_PERSIST_URL": "https://persist.example", "LINOONE_RESOLVER_BASE_URL": "https://go.example"}},
 		{name: "requirements and bad values together", load: loader(LoadResolveFunction),
 			env:  map[string]string{"LINOONE_REGION": "moon-1", "LINOONE_PERSIST_URL": "http://persist"},
 			want: []string{"LINOONE_REGION:", busRequired, dlqRequired}, notWant: []string{persistRequired}},
@@ -123,20 +127,6 @@ func TestFunctionRequirements(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestParams(t *testing.T) {
-	i := IssueFunction{}
-	if got := i.Params(); len(got) != 2 || got[0] != &i.Persist.URL || got[1] != &i.ResolverBaseURL {
-		t.Errorf("issue reads the Persist URL, then the resolver base URL, from SSM: %v", got)
-	}
-	r := ResolveFunction{}
-	if got := r.Params(); len(got) != 1 || got[0] != &r.Persist.URL {
-		t.Errorf("resolve reads the Persist URL from SSM: %v", got)
-	}
-	if got := (&ReplayFunction{}).Params(); len(got) != 0 {
-		t.Errorf("replay reads nothing from SSM: %v", got)
 	}
 }
 
@@ -222,5 +212,52 @@ func TestBadURLMessageMasksUserinfo(t *testing.T) {
 		if err == nil || strings.Contains(err.Error(), "PASS") {
 			t.Errorf("issue function, LINOONE_RESOLVER_BASE_URL %s: %v, want it refused with its userinfo masked", tt.value, err)
 		}
+	}
+}
+
+// TestVisitorIPFrom: the resolve function trusts CloudFront-Viewer-Address only
+// with the cdn option's origin secret, which is required then, refused otherwise,
+// and never echoed in an error.
+func TestVisitorIPFrom(t *testing.T) {
+	const secret = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKL" // 48, as Terraform draws
+	required := map[string]string{"LINOONE_PERSIST_URL": "http://persist", "LINOONE_EVENT_BUS": "bus", "LINOONE_CLICK_DLQ_URL": "https://queue"}
+	for _, tt := range []struct {
+		name       string
+		env        map[string]string
+		cloudFront bool
+		wantErr    string // "" = loads
+	}{
+		{name: "default: the source address", env: nil},
+		{name: "source", env: map[string]string{"LINOONE_VISITOR_IP_FROM": "source"}},
+		{name: "cloudfront with its secret", env: map[string]string{"LINOONE_VISITOR_IP_FROM": "cloudfront", "LINOONE_ORIGIN_VERIFY_SECRET": secret}, cloudFront: true},
+		{name: "cloudfront without a secret", env: map[string]string{"LINOONE_VISITOR_IP_FROM": "cloudfront"},
+			wantErr: "LINOONE_ORIGIN_VERIFY_SECRET: required with LINOONE_VISITOR_IP_FROM=cloudfront, at least 32 bytes (0 given)"},
+		{name: "cloudfront with a short secret", env: map[string]string{"LINOONE_VISITOR_IP_FROM": "cloudfront", "LINOONE_ORIGIN_VERIFY_SECRET": "short-secret"},
+			wantErr: "(12 given)"},
+		{name: "a secret without cloudfront", env: map[string]string{"LINOONE_ORIGIN_VERIFY_SECRET": secret},
+			wantErr: "LINOONE_ORIGIN_VERIFY_SECRET: set, but LINOONE_VISITOR_IP_FROM is not cloudfront"},
+		{name: "unknown source", env: map[string]string{"LINOONE_VISITOR_IP_FROM": "x-forwarded-for"},
+			wantErr: `LINOONE_VISITOR_IP_FROM: "x-forwarded-for" is not source or cloudfront`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			vars := maps.Clone(required)
+			maps.Copy(vars, tt.env)
+			c, err := LoadResolveFunction(env(vars))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+				}
+				if strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), "short-secret") {
+					t.Errorf("the error echoes the secret: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.VisitorIPFromCloudFront != tt.cloudFront || c.OriginVerifySecret != tt.env["LINOONE_ORIGIN_VERIFY_SECRET"] {
+				t.Errorf("cloudfront %v, secret set %v", c.VisitorIPFromCloudFront, c.OriginVerifySecret != "")
+			}
+		})
 	}
 }

@@ -85,18 +85,14 @@ func (r *reader) resolverBaseURL(resolverAddr string) string {
 	return v
 }
 
-// functionBaseURL is the Issue function's resolver base URL: LINOONE_RESOLVER_BASE_URL
-// or the SSM parameter LINOONE_RESOLVER_BASE_URL_PARAM names, one of them required
-// (a function has no resolver address of its own to default to).
-func (r *reader) functionBaseURL() SSMValue {
-	v := SSMValue{Value: r.get("LINOONE_RESOLVER_BASE_URL", ""), Param: r.ssmParam("LINOONE_RESOLVER_BASE_URL_PARAM")}
-	switch _, _, err := shorturl.ParseBaseURL(v.Value); {
-	case v.Value == "" && v.Param == "":
-		r.bad("LINOONE_RESOLVER_BASE_URL", "required (or LINOONE_RESOLVER_BASE_URL_PARAM naming an SSM parameter)")
-	case v.Value != "" && err != nil:
+// functionBaseURL is the Issue function's resolver base URL, LINOONE_RESOLVER_BASE_URL:
+// required (a function has no resolver address of its own to default to).
+func (r *reader) functionBaseURL() string {
+	v := r.get("LINOONE_RESOLVER_BASE_URL", "")
+	if _, _, err := shorturl.ParseBaseURL(v); v != "" && err != nil {
 		r.bad("LINOONE_RESOLVER_BASE_URL", "%v", err)
 	}
-	return v
+	return r.functionURL("LINOONE_RESOLVER_BASE_URL", v)
 }
 
 // reservedHosts is LINOONE_RESERVED_HOSTS: hosts and "*.domain" patterns that no

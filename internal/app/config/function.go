@@ -17,33 +17,36 @@ func (r *reader) function() Function {
 	return Function{Logging: r.logging(), Region: r.region(), Environment: r.environment()}
 }
 
-// SSMValue is a value given in a variable or kept in the SSM parameter named by
-// another (Param, which wins). The function fills Value from Param at start-up.
-type SSMValue struct {
-	Value string
-	Param string
-}
-
 // Persist is how a function reaches Persist.
 type Persist struct {
-	URL            SSMValue      // LINOONE_PERSIST_URL or LINOONE_PERSIST_URL_PARAM: one is required
+	URL            string        // LINOONE_PERSIST_URL, required
 	SigV4          bool          // LINOONE_PERSIST_SIGV4: sign Persist calls with the function's role
 	InlineLiterals bool          // LINOONE_PERSIST_INLINE_LITERALS: Neptune mode
 	Timeout        time.Duration // LINOONE_PERSIST_TIMEOUT, default 2s
 }
 
 func (r *reader) persist() Persist {
-	p := Persist{
-		URL:            SSMValue{Value: r.httpURL("LINOONE_PERSIST_URL", ""), Param: r.ssmParam("LINOONE_PERSIST_URL_PARAM")},
+	return Persist{
+		URL:            r.functionURL("LINOONE_PERSIST_URL", r.httpURL("LINOONE_PERSIST_URL", "")),
 		SigV4:          r.boolean("LINOONE_PERSIST_SIGV4"),
 		InlineLiterals: r.boolean("LINOONE_PERSIST_INLINE_LITERALS"),
 		Timeout:        r.persistTimeout(),
 	}
-	// Local Persist's address is no default for a function.
-	if p.URL.Value == "" && p.URL.Param == "" {
-		r.bad("LINOONE_PERSIST_URL", "required (or LINOONE_PERSIST_URL_PARAM naming an SSM parameter)")
+}
+
+// functionURL requires a function's URL variable name, whose value is v: a function
+// reads no configuration from SSM at start (issue 48: an instance's start must not
+// wait on SSM, nor retry it), so the URL variables that used to name a parameter
+// (name+"_PARAM") are no longer read, and one left set says so in the error.
+func (r *reader) functionURL(name, v string) string {
+	switch {
+	case v != "":
+	case r.get(name+"_PARAM", "") != "":
+		r.bad(name, "required; %s_PARAM is no longer read: Terraform passes the URL itself (terraform apply this version)", name)
+	default:
+		r.bad(name, "required")
 	}
-	return p
+	return v
 }
 
 // DefaultDenyListRefresh is how often a function reads its deny list parameter again
@@ -66,10 +69,8 @@ func (r *reader) denyListRefresh() time.Duration {
 // IssueFunction is the configuration of the Issue function (the management API).
 type IssueFunction struct {
 	Function
-	Persist Persist
-	// LINOONE_RESOLVER_BASE_URL (default http://<LINOONE_RESOLVER_ADDR>) or
-	// LINOONE_RESOLVER_BASE_URL_PARAM.
-	ResolverBaseURL SSMValue
+	Persist         Persist
+	ResolverBaseURL string   // LINOONE_RESOLVER_BASE_URL, required
 	ReservedHosts   []string // LINOONE_RESERVED_HOSTS: targets there are refused
 	DenyListParam   string   // LINOONE_DENYLIST_PARAM: the SSM parameter holding the deny list ("": none)
 	// LINOONE_DENYLIST_REFRESH, default 1m: how often the deny list is read again
@@ -94,9 +95,6 @@ func LoadIssueFunction(getenv func(string) string) (IssueFunction, error) {
 	return c, nil
 }
 
-// Params are the values the Issue function reads from SSM, in order.
-func (c *IssueFunction) Params() []*SSMValue { return []*SSMValue{&c.Persist.URL, &c.ResolverBaseURL} }
-
 // The Resolve function's click budget (issue 48): with the bus and the click DLQ
 // both hanging, a redirect waits DefaultFunctionPublishTimeout for PutEvents, then
 // DefaultFunctionDLQTimeout for SendMessage, then logs the fact whole: 250 ms added
@@ -119,6 +117,38 @@ type ResolveFunction struct {
 	MetricsNamespace string        // LINOONE_METRICS_NAMESPACE, default Linoone: the EMF namespace
 	DenyListParam    string        // LINOONE_DENYLIST_PARAM: the SSM parameter holding the deny list ("": none)
 	DenyListRefresh  time.Duration // LINOONE_DENYLIST_REFRESH, default 1m: how often the deny list is read again
+	// LINOONE_VISITOR_IP_FROM: "source" (default), the address API Gateway saw, or
+	// "cloudfront" (Terraform's cdn option), the CloudFront-Viewer-Address header of a
+	// request that carries OriginVerifySecret.
+	VisitorIPFromCloudFront bool
+	// LINOONE_ORIGIN_VERIFY_SECRET: what CloudFront adds to every request it sends the
+	// resolver API; required with cloudfront (at least MinOriginVerifySecret bytes).
+	// A secret: never logged.
+	OriginVerifySecret string
+}
+
+// MinOriginVerifySecret is the shortest origin secret taken: Terraform draws 48
+// characters.
+const MinOriginVerifySecret = 32
+
+// visitorIP reads LINOONE_VISITOR_IP_FROM and LINOONE_ORIGIN_VERIFY_SECRET.
+func (r *reader) visitorIP() (fromCloudFront bool, secret string) {
+	secret = r.get("LINOONE_ORIGIN_VERIFY_SECRET", "")
+	switch v := r.get("LINOONE_VISITOR_IP_FROM", "source"); v {
+	case "source":
+		if secret != "" {
+			r.bad("LINOONE_ORIGIN_VERIFY_SECRET", "set, but LINOONE_VISITOR_IP_FROM is not cloudfront")
+		}
+	case "cloudfront":
+		if len(secret) < MinOriginVerifySecret {
+			// The value is a secret: its length only.
+			r.bad("LINOONE_ORIGIN_VERIFY_SECRET", "required with LINOONE_VISITOR_IP_FROM=cloudfront, at least %d bytes (%d given)", MinOriginVerifySecret, len(secret))
+		}
+		fromCloudFront = true
+	default:
+		r.bad("LINOONE_VISITOR_IP_FROM", "%q is not source or cloudfront", v)
+	}
+	return fromCloudFront, secret
 }
 
 // LoadResolveFunction reads the configuration of the Resolve function.
@@ -136,14 +166,12 @@ func LoadResolveFunction(getenv func(string) string) (ResolveFunction, error) {
 		DenyListParam:    r.ssmParam("LINOONE_DENYLIST_PARAM"),
 		DenyListRefresh:  r.denyListRefresh(),
 	}
+	c.VisitorIPFromCloudFront, c.OriginVerifySecret = r.visitorIP()
 	if err := r.err(); err != nil {
 		return ResolveFunction{}, err
 	}
 	return c, nil
 }
-
-// Params are the values the Resolve function reads from SSM.
-func (c *ResolveFunction) Params() []*SSMValue { return []*SSMValue{&c.Persist.URL} }
 
 // ReplayFunction is the configuration of the Replay function (the click DLQ's
 // consumer). It never talks to Persist.
@@ -166,6 +194,3 @@ func LoadReplayFunction(getenv func(string) string) (ReplayFunction, error) {
 	}
 	return c, nil
 }
-
-// Params are the values the Replay function reads from SSM: none.
-func (c *ReplayFunction) Params() []*SSMValue { return nil }

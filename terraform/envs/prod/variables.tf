@@ -24,7 +24,7 @@ variable "artifacts_dir" {
 }
 
 variable "persist_url" {
-  description = "Base URL of the Persist API (stored in SSM, read through `LINOONE_PERSIST_URL_PARAM`)."
+  description = "Base URL of the Persist API (passed to the issue and resolve functions as `LINOONE_PERSIST_URL`)."
   type        = string
 }
 

@@ -8,10 +8,25 @@ locals {
   # The API's default endpoint without its scheme: the distribution's origin.
   origin_domain = trimprefix(var.resolver_api_endpoint, "https://")
   aliases       = var.custom_domain_name == "" ? [] : [var.custom_domain_name]
+  # The header holding the origin secret: the resolve function's
+  # awswire.OriginVerifyHeader (a wiring test holds them equal).
+  origin_verify_header = "X-Linoone-Origin-Verify"
+}
+
+# The origin secret: CloudFront adds it to every request it sends the resolver API
+# (local.origin_verify_header), and the resolve function trusts CloudFront-Viewer-Address
+# only on a request that carries it. The execute-api endpoint stays reachable
+# directly, so without it any client could choose the visitor address of its own
+# clicks. Drawn once and kept in state (sensitive); `terraform apply -replace` of
+# this resource rotates it (CloudFront and the function follow in the same apply).
+resource "random_password" "origin_verify" {
+  length  = 48
+  special = false
 }
 
 # AWS managed policies: no caching, and every viewer header, cookie and query string
-# except Host forwarded (API Gateway routes by its own host name).
+# except Host forwarded (API Gateway routes by its own host name), with CloudFront's
+# own headers, CloudFront-Viewer-Address among them.
 data "aws_cloudfront_cache_policy" "disabled" {
   name = "Managed-CachingDisabled"
 }
@@ -71,6 +86,11 @@ resource "aws_cloudfront_distribution" "this" {
   origin {
     origin_id   = "resolver"
     domain_name = local.origin_domain
+
+    custom_header {
+      name  = local.origin_verify_header
+      value = random_password.origin_verify.result
+    }
 
     custom_origin_config {
       http_port              = 80

@@ -17,3 +17,9 @@ output "web_acl_arn" {
   description = "ARN of the WAF web ACL with the per-client-IP rate rule."
   value       = aws_wafv2_web_acl.this.arn
 }
+
+output "origin_verify_secret" {
+  description = "The origin secret CloudFront sends in X-Linoone-Origin-Verify: the resolve function's LINOONE_ORIGIN_VERIFY_SECRET. Sensitive."
+  value       = random_password.origin_verify.result
+  sensitive   = true
+}

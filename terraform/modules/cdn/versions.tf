@@ -8,5 +8,9 @@ terraform {
       # WAF for CloudFront exists only in us-east-1.
       configuration_aliases = [aws.us_east_1]
     }
+    random = {
+      source  = "hashicorp/random"
+      version = "~> 3.6"
+    }
   }
 }

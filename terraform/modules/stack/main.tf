@@ -21,39 +21,29 @@ locals {
     LINOONE_LOG_LEVEL   = var.log_level
   }
 
-  # A function reads its configuration parameters from SSM when an instance starts, so
-  # a changed value would never reach warm instances. LINOONE_CONFIG_REVISION (read by
-  # no code) hashes the values Terraform writes into the parameters each function reads
-  # at start: changing one changes the function's configuration, and Lambda starts new
-  # instances, which read the new value. Hashed from the variables and locals the values
-  # come from: a parameter's `value` attribute is sensitive and would hide the whole
-  # environment in plans. The deny list (read again every denylist_refresh) and the
-  # idempotency secret (put out of band) are not Terraform's values and are left out.
   # The Persist routes each function may call: resolve only looks up
   # (POST /persist/gremlin); issue also ingests. persist_api_execution_arn ends with
   # /persist/* (validated).
   persist_gremlin_arn = "${trimsuffix(var.persist_api_execution_arn, "*")}gremlin"
   persist_ingest_arn  = "${trimsuffix(var.persist_api_execution_arn, "*")}ingest"
 
-  issue_config_revision   = sha256(join("\n", [var.persist_url, local.resolver_base_url]))
-  resolve_config_revision = sha256(join("\n", [var.persist_url]))
+  # Behind CloudFront (the cdn option) API Gateway's source IP is an edge server's:
+  # the resolve function takes the visitor's address from CloudFront-Viewer-Address,
+  # on requests carrying the origin secret CloudFront adds (modules/cdn), since the
+  # execute-api endpoint stays reachable directly. Without cdn, neither is set.
+  resolve_visitor_environment = var.cdn_enabled ? tomap({
+    LINOONE_VISITOR_IP_FROM      = "cloudfront"
+    LINOONE_ORIGIN_VERIFY_SECRET = one(module.cdn[*].origin_verify_secret)
+  }) : tomap({})
 }
 
 # --- configuration ---------------------------------------------------------------
 
-resource "aws_ssm_parameter" "persist_url" {
-  name        = "/linoone/${var.environment}/persist-url"
-  description = "Base URL of the Persist API (POST /persist/ingest, POST /persist/gremlin)."
-  type        = "String"
-  value       = var.persist_url
-}
-
-resource "aws_ssm_parameter" "resolver_base_url" {
-  name        = "/linoone/${var.environment}/resolver-base-url"
-  description = "Resolver base URL of short URLs: the custom domain when proven routable, otherwise the resolver API endpoint."
-  type        = "String"
-  value       = local.resolver_base_url
-}
+# The Persist URL and the resolver base URL are in the functions' environment, not in
+# SSM (issue 48): neither is secret nor changes between deploys, and a function's start
+# must not wait on SSM. A changed value changes the function's configuration, so
+# Lambda starts new instances with it. SSM keeps what changes at run time (the deny
+# list) and what is secret (the idempotency key).
 
 # The operator's deny list (issue 11): one rule per line, edited in SSM without a
 # deploy; the issue and resolve functions read it again every 30 s. SSM refuses an
@@ -115,15 +105,14 @@ module "issue" {
   log_retention_days = var.log_retention_days
 
   environment_variables = merge(local.common_environment, {
-    LINOONE_PERSIST_URL_PARAM        = aws_ssm_parameter.persist_url.name
+    LINOONE_PERSIST_URL              = var.persist_url
     LINOONE_PERSIST_SIGV4            = "true"
     LINOONE_PERSIST_INLINE_LITERALS  = tostring(var.persist_inline_literals)
-    LINOONE_RESOLVER_BASE_URL_PARAM  = aws_ssm_parameter.resolver_base_url.name
+    LINOONE_RESOLVER_BASE_URL        = local.resolver_base_url
     LINOONE_DENYLIST_PARAM           = aws_ssm_parameter.denylist.name
     LINOONE_DENYLIST_REFRESH         = var.denylist_refresh
     LINOONE_METRICS_NAMESPACE        = var.metrics_namespace
     LINOONE_IDEMPOTENCY_SECRET_PARAM = aws_ssm_parameter.idempotency_secret.name
-    LINOONE_CONFIG_REVISION          = local.issue_config_revision
   })
 
   policy_statements = [
@@ -133,9 +122,9 @@ module "issue" {
       resources = [local.persist_gremlin_arn, local.persist_ingest_arn]
     },
     {
-      sid       = "ReadConfig"
+      sid       = "ReadDenyList"
       actions   = ["ssm:GetParameter"]
-      resources = [aws_ssm_parameter.persist_url.arn, aws_ssm_parameter.resolver_base_url.arn, aws_ssm_parameter.denylist.arn]
+      resources = [aws_ssm_parameter.denylist.arn]
     },
     {
       # Decryption with the AWS managed key aws/ssm needs no KMS grant.
@@ -160,7 +149,7 @@ module "resolve" {
   reserved_concurrent_executions = var.resolve_reserved_concurrency
 
   environment_variables = merge(local.common_environment, {
-    LINOONE_PERSIST_URL_PARAM       = aws_ssm_parameter.persist_url.name
+    LINOONE_PERSIST_URL             = var.persist_url
     LINOONE_PERSIST_SIGV4           = "true"
     LINOONE_PERSIST_INLINE_LITERALS = tostring(var.persist_inline_literals)
     LINOONE_EVENT_BUS               = module.event_bus.arn
@@ -170,8 +159,7 @@ module "resolve" {
     LINOONE_METRICS_NAMESPACE       = var.metrics_namespace
     LINOONE_DENYLIST_PARAM          = aws_ssm_parameter.denylist.name
     LINOONE_DENYLIST_REFRESH        = var.denylist_refresh
-    LINOONE_CONFIG_REVISION         = local.resolve_config_revision
-  })
+  }, local.resolve_visitor_environment)
 
   policy_statements = [
     {
@@ -181,9 +169,9 @@ module "resolve" {
       resources = [local.persist_gremlin_arn]
     },
     {
-      sid       = "ReadConfig"
+      sid       = "ReadDenyList"
       actions   = ["ssm:GetParameter"]
-      resources = [aws_ssm_parameter.persist_url.arn, aws_ssm_parameter.denylist.arn]
+      resources = [aws_ssm_parameter.denylist.arn]
     },
     {
       sid       = "PublishClickFacts"
@@ -274,6 +262,7 @@ module "cdn" {
   providers = {
     aws           = aws
     aws.us_east_1 = aws.us_east_1
+    random        = random
   }
 
   name                     = "${local.name}-resolver"

@@ -8,5 +8,10 @@ terraform {
       # The cdn option's WAF web ACL lives in us-east-1 (CloudFront's region).
       configuration_aliases = [aws.us_east_1]
     }
+    # The cdn option's origin secret.
+    random = {
+      source  = "hashicorp/random"
+      version = "~> 3.6"
+    }
   }
 }
