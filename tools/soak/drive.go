@@ -115,7 +115,7 @@ func report(out io.Writer, what string, clicks int64, dataDir string, pid int) s
 	snap.notPersist = notPersist
 	var rss []string
 	for i, p := range family(pid) {
-		rss = append(rss, fmt.Sprintf("%s(%d)=%dkB", p.label(), p.pid, p.rssKB))
+		rss = append(rss, fmt.Sprintf("%s(%d)=%dkB(anon=%d,file=%d,shmem=%d)", p.label(), p.pid, p.rssKB, p.anonKB, p.fileKB, p.shmemKB))
 		snap.rssKB[fmt.Sprintf("%d %s", i, p.label())] = p.rssKB
 	}
 	fmt.Fprintf(out, "[%s] rss %s\n", what, strings.Join(rss, " "))
@@ -143,22 +143,29 @@ func verdict(out io.Writer, snaps []snapshot, baseClicks int64) {
 		fmt.Fprintf(out, "target: RSS not judged: no report at %d clicks before the end\n", baseClicks)
 		return
 	}
-	base := snaps[i]
+	base, sending := snaps[i], snaps[i:len(snaps)-1]
 	for _, name := range slices.Sorted(maps.Keys(base.rssKB)) {
 		b := float64(base.rssKB[name])
 		lo, hi := b, b
-		for _, s := range snaps[i:] {
+		for _, s := range sending {
 			if v, ok := s.rssKB[name]; ok {
 				lo, hi = min(lo, float64(v)), max(hi, float64(v))
 			}
 		}
-		held := "held"
-		if hi > b*(1+rssBand) || lo < b*(1-rssBand) {
-			held = "MISSED"
+		fmt.Fprintf(out, "target: RSS of %s %.0f MB at %d clicks; while sending %.0f–%.0f MB (%+.0f%%/%+.0f%%): %s\n",
+			name, b/1024, base.clicks, lo/1024, hi/1024, 100*(lo/b-1), 100*(hi/b-1), within(lo, hi, b))
+		if v, ok := end.rssKB[name]; ok {
+			fmt.Fprintf(out, "target: RSS of %s after the drain %.0f MB (%+.0f%%): %s\n", name, float64(v)/1024, 100*(float64(v)/b-1), within(float64(v), float64(v), b))
 		}
-		fmt.Fprintf(out, "target: RSS of %s %.0f MB at %d clicks, %.0f–%.0f MB since (%+.0f%%/%+.0f%%), within %.0f%%: %s\n",
-			name, b/1024, base.clicks, lo/1024, hi/1024, 100*(lo/b-1), 100*(hi/b-1), 100*rssBand, held)
 	}
+}
+
+// within says whether lo and hi are within rssBand of base.
+func within(lo, hi, base float64) string {
+	if hi > base*(1+rssBand) || lo < base*(1-rssBand) {
+		return fmt.Sprintf("MISSED (over %.0f%%)", 100*rssBand)
+	}
+	return fmt.Sprintf("held (within %.0f%%)", 100*rssBand)
 }
 
 type proc struct {
@@ -166,6 +173,9 @@ type proc struct {
 	name      string
 	args      []string
 	rssKB     int64
+	// The parts of rssKB: anonymous memory (the Go heap, stacks, the runtime's
+	// spans), file pages (the binary, files mapped), shared memory (SQLite's -shm).
+	anonKB, fileKB, shmemKB int64
 }
 
 // label is the process's name and its first argument (serve, persist-child).
@@ -203,7 +213,13 @@ func family(root int) []proc {
 			case "PPid":
 				p.ppid, _ = strconv.Atoi(v)
 			case "VmRSS":
-				p.rssKB, _ = strconv.ParseInt(strings.TrimSuffix(v, " kB"), 10, 64)
+				p.rssKB = kB(v)
+			case "RssAnon":
+				p.anonKB = kB(v)
+			case "RssFile":
+				p.fileKB = kB(v)
+			case "RssShmem":
+				p.shmemKB = kB(v)
 			}
 		}
 		all[pid] = p
@@ -229,4 +245,10 @@ func family(root int) []proc {
 func backlog(dataDir string) (int64, error) {
 	b, err := localbus.ReadBacklog(filepath.Join(dataDir, datadir.Bus))
 	return b.Bytes, err
+}
+
+// kB reads a /proc/PID/status size ("1234 kB").
+func kB(v string) int64 {
+	n, _ := strconv.ParseInt(strings.TrimSuffix(v, " kB"), 10, 64)
+	return n
 }

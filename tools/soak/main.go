@@ -46,6 +46,7 @@ type options struct {
 	conns          int
 	maxTime, drain time.Duration
 	keep           bool
+	serveLog       string
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
@@ -59,6 +60,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.DurationVar(&o.maxTime, "max-time", 30*time.Minute, "stop sending after this long whatever the count")
 	fs.DurationVar(&o.drain, "drain", 30*time.Second, "at most this long for the consumer to deliver the journal at the end")
 	fs.BoolVar(&o.keep, "keep", false, "keep the data dir")
+	fs.StringVar(&o.serveLog, "serve-log", "", "write serve's stderr (and its children's) to this file, not to soak's")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -72,7 +74,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if !o.keep {
 		defer os.RemoveAll(dataDir)
 	}
-	srv, err := startServe(ctx, o.bin, dataDir)
+	serveErr := io.Writer(os.Stderr)
+	if o.serveLog != "" {
+		f, err := os.Create(o.serveLog)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		serveErr = f
+	}
+	srv, err := startServe(ctx, o.bin, dataDir, serveErr)
 	if err != nil {
 		return err
 	}
@@ -94,7 +105,7 @@ type server struct {
 }
 
 // startServe runs serve with free loopback ports and waits for its resolver.
-func startServe(ctx context.Context, bin, dataDir string) (*server, error) {
+func startServe(ctx context.Context, bin, dataDir string, stderr io.Writer) (*server, error) {
 	addrs := make([]string, 3)
 	for i := range addrs {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -108,7 +119,7 @@ func startServe(ctx context.Context, bin, dataDir string) (*server, error) {
 		"LINOONE_MANAGEMENT_ADDR="+addrs[1], "LINOONE_PERSIST_ADDR="+addrs[2],
 		"LINOONE_MANAGEMENT_URL=http://"+addrs[1], "LINOONE_LOG_LEVEL=warn")
 	cmd := exec.Command(bin, "serve")
-	cmd.Env, cmd.Stdout, cmd.Stderr = env, io.Discard, os.Stderr
+	cmd.Env, cmd.Stdout, cmd.Stderr = env, io.Discard, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return nil, err
