@@ -84,9 +84,14 @@ func isGzip(path string) bool {
 
 // Open opens a file of a chain for reading its lines: a compressed one through
 // gzip, whose error at the end (a CRC or a length that does not match, a cut
-// stream) names the file.
+// stream) names the file. A plain log moved aside that Tidy has compressed since
+// the chain was listed is read from its .gz.
 func Open(f File) (io.ReadCloser, error) {
 	file, err := os.Open(f.Path)
+	if errors.Is(err, fs.ErrNotExist) && !f.Compressed && isRotatedName(filepath.Base(f.Path)) {
+		f = File{Path: f.Path + gzExt, Compressed: true}
+		file, err = os.Open(f.Path)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -73,6 +73,19 @@ func TestChainOrder(t *testing.T) {
 		t.Errorf("chain %+v: want the plain copy of the file left twice", files)
 	}
 
+	// Tidy compressed the plain copy after the chain was listed: its .gz is read.
+	if err := os.Remove(leftPlain); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(files[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := io.ReadAll(r); err != nil || string(b) != "line 1\n" {
+		t.Errorf("%s compressed meanwhile reads %q, %v", leftPlain, b, err)
+	}
+	r.Close()
+
 	// A rotated file named alone is read alone, through gzip.
 	one := log + "." + base.Format(stamp) + gzExt
 	if got := readChain(t, one); got != "line 0\n" {
