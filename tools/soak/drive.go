@@ -20,6 +20,7 @@ import (
 
 	"github.com/linoone/linoone/internal/app/datadir"
 	"github.com/linoone/linoone/internal/app/status"
+	"github.com/linoone/linoone/internal/foundation/rotlog"
 	"github.com/linoone/linoone/internal/local/localbus"
 )
 
@@ -110,6 +111,15 @@ func report(out io.Writer, what string, clicks int64, dataDir string, pid int) s
 		if p.Name != status.PartPersistDB {
 			notPersist += p.Bytes
 		}
+	}
+	if rotated, err := rotlog.Rotated(filepath.Join(dataDir, datadir.Facts)); err == nil {
+		var gz, gzBytes int64
+		for _, f := range rotated {
+			if f.Compressed {
+				gz, gzBytes = gz+1, gzBytes+f.Size
+			}
+		}
+		parts = append(parts, fmt.Sprintf("(facts_rotated_gz=%d files/%d)", gz, gzBytes))
 	}
 	fmt.Fprintf(out, "[%s] data_dir total=%d non_persist_db=%d %s\n", what, d.Total, notPersist, strings.Join(parts, " "))
 	snap.notPersist = notPersist
