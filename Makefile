@@ -103,12 +103,14 @@ run: bin/linoone
 
 ## soak: a default serve on a fresh data dir driven with SOAK_CLICKS redirects (loopback,
 ## at most SOAK_MAX_TIME), printing the data dir by part and each process's RSS every
-## SOAK_EVERY clicks (tools/soak)
+## SOAK_EVERY clicks (tools/soak), then whether the data dir's budget and flat RSS held;
+## SOAK_FLAGS passes more (-drain 2m, -serve-log FILE, -keep)
 SOAK_CLICKS ?= 2000000
 SOAK_EVERY ?= 250000
 SOAK_MAX_TIME ?= 30m
+SOAK_FLAGS ?=
 soak: bin/linoone
-	$(GO) run ./tools/soak -bin bin/linoone -clicks $(SOAK_CLICKS) -every $(SOAK_EVERY) -max-time $(SOAK_MAX_TIME)
+	$(GO) run ./tools/soak -bin bin/linoone -clicks $(SOAK_CLICKS) -every $(SOAK_EVERY) -max-time $(SOAK_MAX_TIME) $(SOAK_FLAGS)
 
 ## bench: Go benchmarks, then the click path against its floors in one pinned run (scripts/bench.sh)
 BENCHTIME ?= 500ms

@@ -52,7 +52,7 @@ commands:
   status                whether serve answers, and the clicks waiting for delivery or in the DLQ
   dlq                   list click facts waiting in the local click DLQ
   replay                republish the local click DLQ; prints how many were replayed
-  recover --from-log F  republish the click facts logged whole in serve log F
+  recover --from-log F  republish the click facts in log F (serve log, refused.jsonl, facts.jsonl)
   consume [--drain]     deliver the local bus into Persist (with LINOONE_CONSUMER=external)
   block RULE            deny-list a host, '*.domain' or URL prefix (serve applies it within 2 s)
   unblock RULE          remove a rule from the deny list

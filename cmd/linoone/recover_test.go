@@ -19,6 +19,7 @@ import (
 	"github.com/linoone/linoone/internal/app/datadir"
 	"github.com/linoone/linoone/internal/core/clickfact"
 	"github.com/linoone/linoone/internal/core/shorturl"
+	"github.com/linoone/linoone/internal/foundation/rotlog"
 	"github.com/linoone/linoone/internal/local/localbus"
 )
 
@@ -330,5 +331,136 @@ func TestEmptyDLQPrintsOneLine(t *testing.T) {
 	stdout.Reset()
 	if code := run(context.Background(), []string{"dlq", "--json"}, getenv, &stdout, &stderr); code != 0 || stdout.String() != "[]\n" {
 		t.Errorf("dlq --json: exit %d, stdout %q", code, &stdout)
+	}
+}
+
+// factsChain writes n click facts as the consumer's facts log does (one event a
+// line), moving the log aside with rotlog every perFile facts, at stamps that go
+// back in time when reversed is set, so that the order the files were made in is
+// not their stamps' order. The live log ends in a torn line. It returns the facts
+// in the order a reader of the chain meets them.
+func factsChain(t *testing.T, log string, n, perFile int, reversed bool) []clickfact.Fact {
+	t.Helper()
+	facts := loggedFacts(t, slog.New(slog.DiscardHandler), n)
+	at := time.Date(2026, 12, 6, 18, 0, 0, 0, time.UTC)
+	var uuid [16]byte
+	files := [][]clickfact.Fact{}
+	for i := 0; i < n; i += perFile {
+		files = append(files, facts[i:min(i+perFile, n)])
+	}
+	write := func(fs []clickfact.Fact) {
+		var b []byte
+		for _, f := range fs {
+			b = append(clickfact.AppendEvent(b, &uuid, "000000000000", "us-east-1", at, f.Detail), '\n')
+		}
+		if err := os.WriteFile(log, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rotated := files[:len(files)-1]
+	for i := range rotated {
+		k := i
+		if reversed {
+			k = len(rotated) - 1 - i
+		}
+		write(rotated[k])
+		if _, err := rotlog.Rotate(log, at.Add(time.Duration(k)*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if err := rotlog.Tidy(log, 100, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(files[len(files)-1])
+	// The consumer was appending a batch when it stopped: half an event, no newline.
+	var torn []byte
+	torn = clickfact.AppendEvent(torn, &uuid, "000000000000", "us-east-1", at, facts[0].Detail)
+	f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = f.Write(torn[:len(torn)/2])
+	f.Close()
+	return facts
+}
+
+// TestRecoverFromRotatedFactsLog: the facts log, rotated and compressed by rotlog,
+// is read whole: its rotated files oldest first, then the live one, whose torn last
+// line is passed over. Each fact reaches the journal once.
+func TestRecoverFromRotatedFactsLog(t *testing.T) {
+	for _, reversed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("made in reverse %v", reversed), func(t *testing.T) {
+			dataDir := servedDir(t)
+			log := filepath.Join(t.TempDir(), "facts.jsonl")
+			facts := factsChain(t, log, 250, 60, reversed)
+			files, err := rotlog.Chain(log)
+			if err != nil || len(files) != 5 || !files[0].Compressed || files[4].Path != log {
+				t.Fatalf("chain %+v, %v: want 4 compressed files and the live log", files, err)
+			}
+			getenv := func(k string) string { return map[string]string{"LINOONE_DATA_DIR": dataDir}[k] }
+			var stdout, stderr bytes.Buffer
+			if code := run(context.Background(), []string{"recover", "--from-log", log}, getenv, &stdout, &stderr); code != 0 {
+				t.Fatalf("recover exit %d\nstdout: %s\nstderr: %s", code, &stdout, &stderr)
+			}
+			if got, want := stdout.String(), "republished 250, skipped 0, failed 0, invalid 0\n"; got != want {
+				t.Fatalf("recover printed %q, want %q\nstderr: %s", got, want, &stderr)
+			}
+			// The files in the order of their stamps, whatever order they were made in.
+			var order []string
+			for _, line := range strings.Split(stderr.String(), "\n") {
+				if _, rest, ok := strings.Cut(line, " of 5: "); ok {
+					order = append(order, strings.Fields(rest)[0])
+				}
+			}
+			var want []string
+			for _, f := range files {
+				want = append(want, f.Path)
+			}
+			if fmt.Sprint(order) != fmt.Sprint(want) || !strings.Contains(stderr.String(), "last line is unfinished") {
+				t.Errorf("recover read %v, want %v, and says it passed over the torn line\nstderr: %s", order, want, &stderr)
+			}
+			for _, f := range facts {
+				if n := journalCount(t, dataDir, f.IdempotencyKey); n != 1 {
+					t.Fatalf("%s journaled %d times, want 1", f.IdempotencyKey, n)
+				}
+			}
+		})
+	}
+}
+
+// TestRecoverRefusesACorruptRotatedFile: a rotated file that is not whole gzip is
+// named, and nothing of the chain is republished; named alone, a whole rotated
+// file is still read.
+func TestRecoverRefusesACorruptRotatedFile(t *testing.T) {
+	dataDir := servedDir(t)
+	log := filepath.Join(t.TempDir(), "facts.jsonl")
+	facts := factsChain(t, log, 120, 40, false)
+	files, err := rotlog.Chain(log)
+	if err != nil || len(files) != 3 {
+		t.Fatalf("chain %+v, %v", files, err)
+	}
+	bad := files[1].Path
+	b, err := os.ReadFile(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, b[:len(b)-10], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	getenv := func(k string) string { return map[string]string{"LINOONE_DATA_DIR": dataDir}[k] }
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"recover", "--from-log", log}, getenv, &stdout, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), bad+" is not a whole gzip file") || !strings.Contains(stderr.String(), "nothing was republished") {
+		t.Fatalf("recover exit %d, want 1 naming %s\nstdout: %s\nstderr: %s", code, bad, &stdout, &stderr)
+	}
+	for _, f := range facts {
+		if n := journalCount(t, dataDir, f.IdempotencyKey); n != 0 {
+			t.Fatalf("%s journaled %d times, want 0", f.IdempotencyKey, n)
+		}
+	}
+	stdout.Reset()
+	if code := run(context.Background(), []string{"recover", "--from-log", files[0].Path}, getenv, &stdout, &stderr); code != 0 ||
+		stdout.String() != "republished 40, skipped 0, failed 0, invalid 0\n" {
+		t.Fatalf("recover of %s alone: exit %d, printed %q", files[0].Path, code, &stdout)
 	}
 }

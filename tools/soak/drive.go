@@ -6,9 +6,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/linoone/linoone/internal/app/datadir"
 	"github.com/linoone/linoone/internal/app/status"
+	"github.com/linoone/linoone/internal/foundation/rotlog"
 	"github.com/linoone/linoone/internal/local/localbus"
 )
 
@@ -51,6 +54,7 @@ func drive(ctx context.Context, o options, srv *server, url, dataDir string, out
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	next := o.every
+	var snaps []snapshot
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for running := true; running; {
@@ -60,7 +64,7 @@ func drive(ctx context.Context, o options, srv *server, url, dataDir string, out
 		case <-tick.C:
 		}
 		if n := min(sent.Load(), o.clicks); n >= next {
-			report(out, fmt.Sprintf("%d clicks, %.0f/s", n, float64(n)/time.Since(start).Seconds()), dataDir, srv.cmd.Process.Pid)
+			snaps = append(snaps, report(out, fmt.Sprintf("%d clicks, %.0f/s", n, float64(n)/time.Since(start).Seconds()), n, dataDir, srv.cmd.Process.Pid))
 			next += o.every
 		}
 	}
@@ -68,7 +72,8 @@ func drive(ctx context.Context, o options, srv *server, url, dataDir string, out
 	fmt.Fprintf(out, "sent %d clicks in %s (%d failed); waiting up to %s for the journal to drain\n",
 		n, time.Since(start).Round(time.Millisecond), failed.Load(), o.drain)
 	waitDrained(dataDir, o.drain)
-	report(out, fmt.Sprintf("end, %d clicks", n), dataDir, srv.cmd.Process.Pid)
+	snaps = append(snaps, report(out, fmt.Sprintf("end, %d clicks", n), n, dataDir, srv.cmd.Process.Pid))
+	verdict(out, snaps, o.rssFrom)
 	return nil
 }
 
@@ -83,13 +88,21 @@ func waitDrained(dataDir string, limit time.Duration) {
 	}
 }
 
-// report prints the data dir by part, bytes and bytes a click, and the RSS of serve
-// and its descendants.
-func report(out io.Writer, what, dataDir string, pid int) {
+// snapshot is what one report read.
+type snapshot struct {
+	clicks     int64
+	notPersist int64            // the data dir's bytes but local Persist's database
+	rssKB      map[string]int64 // by process name
+}
+
+// report prints the data dir by part and the RSS of serve and its descendants, and
+// returns them.
+func report(out io.Writer, what string, clicks int64, dataDir string, pid int) snapshot {
+	snap := snapshot{clicks: clicks, rssKB: map[string]int64{}}
 	d, err := status.SizeDataDir(dataDir)
 	if err != nil {
 		fmt.Fprintf(out, "%s: data dir: %v\n", what, err)
-		return
+		return snap
 	}
 	var parts []string
 	var notPersist int64
@@ -99,18 +112,88 @@ func report(out io.Writer, what, dataDir string, pid int) {
 			notPersist += p.Bytes
 		}
 	}
+	if rotated, err := rotlog.Rotated(filepath.Join(dataDir, datadir.Facts)); err == nil {
+		var gz, gzBytes int64
+		for _, f := range rotated {
+			if f.Compressed {
+				gz, gzBytes = gz+1, gzBytes+f.Size
+			}
+		}
+		parts = append(parts, fmt.Sprintf("(facts_rotated_gz=%d files/%d)", gz, gzBytes))
+	}
 	fmt.Fprintf(out, "[%s] data_dir total=%d non_persist_db=%d %s\n", what, d.Total, notPersist, strings.Join(parts, " "))
+	snap.notPersist = notPersist
 	var rss []string
-	for _, p := range family(pid) {
-		rss = append(rss, fmt.Sprintf("%s(%d)=%dkB", p.name, p.pid, p.rssKB))
+	for i, p := range family(pid) {
+		rss = append(rss, fmt.Sprintf("%s(%d)=%dkB(anon=%d,file=%d,shmem=%d)", p.label(), p.pid, p.rssKB, p.anonKB, p.fileKB, p.shmemKB))
+		snap.rssKB[fmt.Sprintf("%d %s", i, p.label())] = p.rssKB
 	}
 	fmt.Fprintf(out, "[%s] rss %s\n", what, strings.Join(rss, " "))
+	return snap
+}
+
+// The soak's targets (issue 47): the data dir but Persist's database under budget
+// at the end, and each process's RSS, from the report at -rss-from clicks on,
+// within rssBand of its value there.
+const (
+	budget  = 512 << 20
+	rssBand = 0.10
+)
+
+// verdict prints whether the targets held over snaps (the last is the end's).
+func verdict(out io.Writer, snaps []snapshot, baseClicks int64) {
+	end := snaps[len(snaps)-1]
+	held := "held"
+	if end.notPersist >= budget {
+		held = "MISSED"
+	}
+	fmt.Fprintf(out, "target: data dir but Persist's database %.1f MB at the end, budget %d MB: %s\n", float64(end.notPersist)/(1<<20), budget>>20, held)
+	i := slices.IndexFunc(snaps, func(s snapshot) bool { return s.clicks >= baseClicks })
+	if i < 0 || i == len(snaps)-1 {
+		fmt.Fprintf(out, "target: RSS not judged: no report at %d clicks before the end\n", baseClicks)
+		return
+	}
+	base, sending := snaps[i], snaps[i:len(snaps)-1]
+	for _, name := range slices.Sorted(maps.Keys(base.rssKB)) {
+		b := float64(base.rssKB[name])
+		lo, hi := b, b
+		for _, s := range sending {
+			if v, ok := s.rssKB[name]; ok {
+				lo, hi = min(lo, float64(v)), max(hi, float64(v))
+			}
+		}
+		fmt.Fprintf(out, "target: RSS of %s %.0f MB at %d clicks; while sending %.0f–%.0f MB (%+.0f%%/%+.0f%%): %s\n",
+			name, b/1024, base.clicks, lo/1024, hi/1024, 100*(lo/b-1), 100*(hi/b-1), within(lo, hi, b))
+		if v, ok := end.rssKB[name]; ok {
+			fmt.Fprintf(out, "target: RSS of %s after the drain %.0f MB (%+.0f%%): %s\n", name, float64(v)/1024, 100*(float64(v)/b-1), within(float64(v), float64(v), b))
+		}
+	}
+}
+
+// within says whether lo and hi are within rssBand of base.
+func within(lo, hi, base float64) string {
+	if hi > base*(1+rssBand) || lo < base*(1-rssBand) {
+		return fmt.Sprintf("MISSED (over %.0f%%)", 100*rssBand)
+	}
+	return fmt.Sprintf("held (within %.0f%%)", 100*rssBand)
 }
 
 type proc struct {
 	pid, ppid int
 	name      string
+	args      []string
 	rssKB     int64
+	// The parts of rssKB: anonymous memory (the Go heap, stacks, the runtime's
+	// spans), file pages (the binary, files mapped), shared memory (SQLite's -shm).
+	anonKB, fileKB, shmemKB int64
+}
+
+// label is the process's name and its first argument (serve, persist-child).
+func (p proc) label() string {
+	if len(p.args) > 1 {
+		return p.name + "_" + p.args[1]
+	}
+	return p.name
 }
 
 // family is pid and its descendants, from /proc (Linux; empty elsewhere).
@@ -128,6 +211,9 @@ func family(root int) []proc {
 			continue
 		}
 		p := proc{pid: pid}
+		if cl, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil {
+			p.args = strings.Split(strings.TrimRight(string(cl), "\x00"), "\x00")
+		}
 		for _, line := range strings.Split(string(b), "\n") {
 			k, v, _ := strings.Cut(line, ":")
 			v = strings.TrimSpace(v)
@@ -137,7 +223,13 @@ func family(root int) []proc {
 			case "PPid":
 				p.ppid, _ = strconv.Atoi(v)
 			case "VmRSS":
-				p.rssKB, _ = strconv.ParseInt(strings.TrimSuffix(v, " kB"), 10, 64)
+				p.rssKB = kB(v)
+			case "RssAnon":
+				p.anonKB = kB(v)
+			case "RssFile":
+				p.fileKB = kB(v)
+			case "RssShmem":
+				p.shmemKB = kB(v)
 			}
 		}
 		all[pid] = p
@@ -163,4 +255,10 @@ func family(root int) []proc {
 func backlog(dataDir string) (int64, error) {
 	b, err := localbus.ReadBacklog(filepath.Join(dataDir, datadir.Bus))
 	return b.Bytes, err
+}
+
+// kB reads a /proc/PID/status size ("1234 kB").
+func kB(v string) int64 {
+	n, _ := strconv.ParseInt(strings.TrimSuffix(v, " kB"), 10, 64)
+	return n
 }

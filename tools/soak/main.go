@@ -4,11 +4,13 @@
 // dir with loopback ports, issues one short URL, and drives N redirects on it over
 // kept-alive connections, bounded by -max-time. Every -every clicks, and at the
 // end, it prints the data dir by part (as linoone status sizes it) and the RSS of
-// serve and of each process it started, so that an operator sees what grows.
+// serve and of each process it started, so that an operator sees what grows; then
+// whether issue 47's targets held: the data dir but Persist's database under 512 MB
+// at the end, and each process's RSS within 10 % of its value at -rss-from clicks.
 //
 // Usage:
 //
-//	soak [-bin bin/linoone] [-clicks 2000000] [-every 250000] [-c 32] [-max-time 30m]
+//	soak [-bin bin/linoone] [-clicks 2000000] [-every 250000] [-rss-from 500000] [-c 32] [-max-time 30m]
 package main
 
 import (
@@ -40,9 +42,11 @@ func main() {
 type options struct {
 	bin            string
 	clicks, every  int64
+	rssFrom        int64
 	conns          int
 	maxTime, drain time.Duration
 	keep           bool
+	serveLog       string
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
@@ -51,10 +55,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&o.bin, "bin", "bin/linoone", "the linoone binary")
 	fs.Int64Var(&o.clicks, "clicks", 2_000_000, "redirects to send")
 	fs.Int64Var(&o.every, "every", 250_000, "print the data dir and RSS every this many clicks")
+	fs.Int64Var(&o.rssFrom, "rss-from", 500_000, "judge each process's RSS against its value at the report at this many clicks")
 	fs.IntVar(&o.conns, "c", 32, "kept-alive connections")
 	fs.DurationVar(&o.maxTime, "max-time", 30*time.Minute, "stop sending after this long whatever the count")
 	fs.DurationVar(&o.drain, "drain", 30*time.Second, "at most this long for the consumer to deliver the journal at the end")
 	fs.BoolVar(&o.keep, "keep", false, "keep the data dir")
+	fs.StringVar(&o.serveLog, "serve-log", "", "write serve's stderr (and its children's) to this file, not to soak's")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -68,7 +74,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if !o.keep {
 		defer os.RemoveAll(dataDir)
 	}
-	srv, err := startServe(ctx, o.bin, dataDir)
+	serveErr := io.Writer(os.Stderr)
+	if o.serveLog != "" {
+		f, err := os.Create(o.serveLog)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		serveErr = f
+	}
+	srv, err := startServe(ctx, o.bin, dataDir, serveErr)
 	if err != nil {
 		return err
 	}
@@ -90,7 +105,7 @@ type server struct {
 }
 
 // startServe runs serve with free loopback ports and waits for its resolver.
-func startServe(ctx context.Context, bin, dataDir string) (*server, error) {
+func startServe(ctx context.Context, bin, dataDir string, stderr io.Writer) (*server, error) {
 	addrs := make([]string, 3)
 	for i := range addrs {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -104,7 +119,7 @@ func startServe(ctx context.Context, bin, dataDir string) (*server, error) {
 		"LINOONE_MANAGEMENT_ADDR="+addrs[1], "LINOONE_PERSIST_ADDR="+addrs[2],
 		"LINOONE_MANAGEMENT_URL=http://"+addrs[1], "LINOONE_LOG_LEVEL=warn")
 	cmd := exec.Command(bin, "serve")
-	cmd.Env, cmd.Stdout, cmd.Stderr = env, io.Discard, os.Stderr
+	cmd.Env, cmd.Stdout, cmd.Stderr = env, io.Discard, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return nil, err
