@@ -57,7 +57,8 @@ func asDistinctRange(steps []step) (distinctRange, bool) {
 // of one scan each: a link's stats ask for its window and for each of its days. It
 // returns the counts by index of the by(); a by() it leaves out is evaluated as any
 // other. A scan finding an edge whose counted column is NULL (a value that is not a
-// string, or none) answers nothing: that edge is for countDistinctStrings to judge.
+// string, or none) answers nothing: that edge is for countDistinctStrings to judge;
+// so does one finding no edge at all, whose by()s each find an empty range.
 func (s *Store) distinctRanges(ctx context.Context, st *step, v *vertex) (map[int]int64, error) {
 	groups := map[[3]string][]distinctRange{}
 	var order [][3]string
@@ -111,18 +112,12 @@ func (s *Store) countDistinctRanges(ctx context.Context, outE *step, id string, 
 		return nil, false, err
 	}
 	sc := edgeScan{st: outE, conds: []string{col + " >= ?", col + " < ?"}, args: []any{lo, hi}}
-	q, scanArgs := sc.query(col+", "+key, id)
-	q = "SELECT " + distinctInRangesFunc + "(" + col + ", " + key + ", ?), count(*) - count(" + key + ") FROM (" + q + ")"
-	args := append([]any{string(boundsJSON)}, scanArgs...)
+	q, scanArgs := sc.query(distinctInRangesFunc+"("+col+", "+key+", ?)", id)
 	var text sql.NullString
-	var nulls int64
-	if err := s.queryRow(ctx, q, args, &text, &nulls); err != nil || nulls > 0 {
+	if err := s.queryRow(ctx, q, append([]any{string(boundsJSON)}, scanArgs...), &text); err != nil || !text.Valid {
 		return nil, false, err
 	}
 	counts := make([]int64, len(rs))
-	if text.String == "" { // no edge in any range
-		return counts, true, nil
-	}
 	fields := strings.Fields(text.String)
 	if len(fields) != len(rs) {
 		return nil, false, fmt.Errorf("%s answered %d counts for %d ranges", distinctInRangesFunc, len(fields), len(rs))
@@ -139,8 +134,10 @@ func (s *Store) countDistinctRanges(ctx context.Context, outE *step, id string, 
 
 // distinctInRangesFunc(x, v, bounds) is an aggregate: for each range [lo, hi) of
 // bounds, a JSON array [lo1, hi1, lo2, hi2, …] constant over the rows (one argument:
-// the driver converts every argument of every row), how many distinct non-NULL strings v the rows
-// whose string x falls in it hold, as counts separated by spaces, "" over no rows.
+// the driver converts every argument of every row), how many distinct strings v the
+// rows whose string x falls in it hold, as counts separated by spaces. It is NULL
+// over no rows, and when a row's v is not a string: SQL and Go equality may differ
+// there, which countDistinctStrings judges.
 // Bytewise comparison, as SQLite compares TEXT. One pass keeps one set per range,
 // where count(DISTINCT) in SQL takes one scan and one temporary B-tree per range.
 const distinctInRangesFunc = "linoone_distinct_in_ranges"
@@ -155,6 +152,7 @@ var registerDistinctInRanges = sync.OnceValue(func() error {
 type distinctInRanges struct {
 	bounds []string // lo, hi of each range, decoded from the first row's arguments
 	sets   []map[string]struct{}
+	other  bool // a row's v was not a string
 	// The ranges holding x are those of every x in [runLo, runHi) (runOpen: no lower
 	// bound, runEnd: none upper): rows come in x order, so runs are long.
 	in              []map[string]struct{}
@@ -196,6 +194,7 @@ func (a *distinctInRanges) Step(_ *sqlite.FunctionContext, args []driver.Value) 
 	}
 	x, ok1 := args[0].(string)
 	v, ok2 := args[1].(string)
+	a.other = a.other || !ok2
 	if !ok1 || !ok2 {
 		return nil
 	}
@@ -215,6 +214,9 @@ func (a *distinctInRanges) WindowInverse(*sqlite.FunctionContext, []driver.Value
 }
 
 func (a *distinctInRanges) WindowValue(*sqlite.FunctionContext) (driver.Value, error) {
+	if a.sets == nil || a.other {
+		return nil, nil
+	}
 	var b strings.Builder
 	for i, set := range a.sets {
 		if i > 0 {

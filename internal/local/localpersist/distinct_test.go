@@ -2,6 +2,7 @@ package localpersist
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"testing"
@@ -89,17 +90,28 @@ func batchedStatements(s *Store) int {
 	return n
 }
 
-// TestDistinctInRangesFunc checks the aggregate on rows in no particular order.
+// TestDistinctInRangesFunc checks the aggregate on rows in no particular order,
+// and that it answers NULL over no rows or when a counted value is not a string.
 func TestDistinctInRangesFunc(t *testing.T) {
 	e := newEnv(t, Options{})
-	var got string
-	err := e.store.rdb.QueryRowContext(context.Background(), "SELECT "+distinctInRangesFunc+"(column1, column2, ?) FROM (VALUES "+
-		"('b', 'p'), ('a', 'p'), ('c', 'q'), ('b', 'q'), ('a', 'p'), ('d', NULL), (NULL, 'r'), ('bb', 'r'), ('b', 'p'))",
-		`["a","c","b","bz","c","a","z","zz"]`).Scan(&got)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "3 3 0 0"; got != want { // [a,c) and [b,bz) hold p, q, r; [c,a) and [z,zz) nothing
-		t.Errorf("got %q, want %q", got, want)
+	const rows = "(VALUES ('b', 'p'), ('a', 'p'), ('c', 'q'), ('b', 'q'), ('a', 'p'), (NULL, 'r'), ('bb', 'r'), ('b', 'p')"
+	for _, c := range []struct {
+		from string
+		want sql.NullString
+	}{
+		{rows + ")", sql.NullString{String: "3 3 0 0", Valid: true}}, // [a,c) and [b,bz) hold p, q, r; [c,a) and [z,zz) nothing
+		{rows + ", ('d', NULL))", sql.NullString{}},
+		{rows + ", ('b', 7))", sql.NullString{}},
+		{rows + ") WHERE column1 = 'none'", sql.NullString{}},
+	} {
+		var got sql.NullString
+		err := e.store.rdb.QueryRowContext(context.Background(), "SELECT "+distinctInRangesFunc+"(column1, column2, ?) FROM "+c.from,
+			`["a","c","b","bz","c","a","z","zz"]`).Scan(&got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("over %s: got %+v, want %+v", c.from, got, c.want)
+		}
 	}
 }
