@@ -138,7 +138,7 @@ func (s *Store) countDistinctRanges(ctx context.Context, outE *step, id string, 
 // rows whose string x falls in it hold, as counts separated by spaces. It is NULL
 // over no rows, and when a row's v is not a string: SQL and Go equality may differ
 // there, which countDistinctStrings judges.
-// Bytewise comparison, as SQLite compares TEXT. One pass keeps one set per range,
+// Bytewise comparison, as SQLite compares TEXT. One pass keeps one set of values,
 // where count(DISTINCT) in SQL takes one scan and one temporary B-tree per range.
 const distinctInRangesFunc = "linoone_distinct_in_ranges"
 
@@ -151,23 +151,28 @@ var registerDistinctInRanges = sync.OnceValue(func() error {
 
 type distinctInRanges struct {
 	bounds []string // lo, hi of each range, decoded from the first row's arguments
-	sets   []map[string]struct{}
-	other  bool // a row's v was not a string
+	counts []int64  // nil until the first row
+	// seen numbers each distinct value; the value numbered n was counted in range i
+	// when bit i of words seen[n*w:(n+1)*w] is set (w words a value): one copy of a
+	// value and one map lookup a row, however many ranges hold it.
+	seen  map[string]int
+	words []uint64
+	other bool // a row's v was not a string
 	// The ranges holding x are those of every x in [runLo, runHi) (runOpen: no lower
 	// bound, runEnd: none upper): rows come in x order, so runs are long.
-	in              []map[string]struct{}
+	in              []int
 	runLo, runHi    string
 	runOpen, runEnd bool
 	runValid        bool
 }
 
-// enter makes in the sets of the ranges holding x, and [runLo, runHi) the run of
-// values between the bounds closest to x, which all lie in the same ranges.
+// enter makes in the ranges holding x, and [runLo, runHi) the run of values between
+// the bounds closest to x, which all lie in the same ranges.
 func (a *distinctInRanges) enter(x string) {
 	a.in = a.in[:0]
-	for i, set := range a.sets {
+	for i := range a.counts {
 		if x >= a.bounds[2*i] && x < a.bounds[2*i+1] {
-			a.in = append(a.in, set)
+			a.in = append(a.in, i)
 		}
 	}
 	a.runOpen, a.runEnd, a.runValid = true, true, true
@@ -182,15 +187,12 @@ func (a *distinctInRanges) enter(x string) {
 }
 
 func (a *distinctInRanges) Step(_ *sqlite.FunctionContext, args []driver.Value) error {
-	if a.sets == nil {
+	if a.counts == nil {
 		b, ok := args[2].(string)
 		if err := json.Unmarshal([]byte(b), &a.bounds); !ok || err != nil || len(a.bounds)%2 != 0 {
 			return fmt.Errorf("%s: the bounds are not a JSON array of pairs of strings", distinctInRangesFunc)
 		}
-		a.sets = make([]map[string]struct{}, len(a.bounds)/2)
-		for i := range a.sets {
-			a.sets[i] = map[string]struct{}{}
-		}
+		a.counts, a.seen = make([]int64, len(a.bounds)/2), map[string]int{}
 	}
 	x, ok1 := args[0].(string)
 	v, ok2 := args[1].(string)
@@ -201,9 +203,21 @@ func (a *distinctInRanges) Step(_ *sqlite.FunctionContext, args []driver.Value) 
 	if !a.runValid || (!a.runOpen && x < a.runLo) || (!a.runEnd && x >= a.runHi) {
 		a.enter(x)
 	}
-	for _, set := range a.in {
-		if _, seen := set[v]; !seen {
-			set[strings.Clone(v)] = struct{}{} // v is SQLite's memory (VolatileArgs)
+	if len(a.in) == 0 {
+		return nil
+	}
+	w := (len(a.counts) + 63) / 64
+	n, ok := a.seen[v]
+	if !ok {
+		n = len(a.seen)
+		a.seen[strings.Clone(v)] = n // v is SQLite's memory (VolatileArgs)
+		a.words = append(a.words, make([]uint64, w)...)
+	}
+	words := a.words[n*w : (n+1)*w]
+	for _, i := range a.in {
+		if bit := uint64(1) << (i % 64); words[i/64]&bit == 0 {
+			words[i/64] |= bit
+			a.counts[i]++
 		}
 	}
 	return nil
@@ -214,15 +228,15 @@ func (a *distinctInRanges) WindowInverse(*sqlite.FunctionContext, []driver.Value
 }
 
 func (a *distinctInRanges) WindowValue(*sqlite.FunctionContext) (driver.Value, error) {
-	if a.sets == nil || a.other {
+	if a.counts == nil || a.other {
 		return nil, nil
 	}
 	var b strings.Builder
-	for i, set := range a.sets {
+	for i, n := range a.counts {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(strconv.Itoa(len(set)))
+		b.WriteString(strconv.FormatInt(n, 10))
 	}
 	return b.String(), nil
 }

@@ -3,6 +3,7 @@ package localpersist
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -113,5 +114,28 @@ func TestDistinctInRangesFunc(t *testing.T) {
 		if got != c.want {
 			t.Errorf("over %s: got %+v, want %+v", c.from, got, c.want)
 		}
+	}
+	// Past 64 ranges a value's ranges take a second word.
+	bounds, want := []string{}, []string{}
+	for i := range 70 {
+		switch i % 3 {
+		case 0:
+			bounds, want = append(bounds, "a", "c"), append(want, "3")
+		case 1:
+			bounds, want = append(bounds, "bb", "c"), append(want, "1")
+		default:
+			bounds, want = append(bounds, "c", "a"), append(want, "0")
+		}
+	}
+	b, err := json.Marshal(bounds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	if err := e.store.rdb.QueryRowContext(context.Background(), "SELECT "+distinctInRangesFunc+"(column1, column2, ?) FROM "+rows+")", string(b)).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got != strings.Join(want, " ") {
+		t.Errorf("over 70 ranges: got %q, want %q", got, strings.Join(want, " "))
 	}
 }
