@@ -136,11 +136,16 @@ func (s *Store) countDistinctRanges(ctx context.Context, outE *step, id string, 
 // bounds, a JSON array [lo1, hi1, lo2, hi2, …] constant over the rows (one argument:
 // the driver converts every argument of every row), how many distinct strings v the
 // rows whose string x falls in it hold, as counts separated by spaces. It is NULL
-// over no rows, and when a row's v is not a string: SQL and Go equality may differ
-// there, which countDistinctStrings judges.
+// over no rows, past maxDistinctValues, and when a row's v is not a string: SQL and
+// Go equality may differ there, which countDistinctStrings judges.
 // Bytewise comparison, as SQLite compares TEXT. One pass keeps one set of values,
 // where count(DISTINCT) in SQL takes one scan and one temporary B-tree per range.
 const distinctInRangesFunc = "linoone_distinct_in_ranges"
+
+// maxDistinctValues bounds the values distinctInRangesFunc keeps in Go memory (some
+// tens of MB): past it, it answers NULL and each range is counted by
+// count(DISTINCT), whose temporary B-trees SQLite bounds and spills.
+var maxDistinctValues = 1 << 20
 
 var registerDistinctInRanges = sync.OnceValue(func() error {
 	return sqlite.RegisterFunction(distinctInRangesFunc, &sqlite.FunctionImpl{
@@ -157,7 +162,7 @@ type distinctInRanges struct {
 	// value and one map lookup a row, however many ranges hold it.
 	seen  map[string]int
 	words []uint64
-	other bool // a row's v was not a string
+	other bool // a row's v was not a string, or there were more than maxDistinctValues
 	// The ranges holding x are those of every x in [runLo, runHi) (runOpen: no lower
 	// bound, runEnd: none upper): rows come in x order, so runs are long.
 	in              []int
@@ -197,7 +202,7 @@ func (a *distinctInRanges) Step(_ *sqlite.FunctionContext, args []driver.Value) 
 	x, ok1 := args[0].(string)
 	v, ok2 := args[1].(string)
 	a.other = a.other || !ok2
-	if !ok1 || !ok2 {
+	if !ok1 || !ok2 || a.other {
 		return nil
 	}
 	if !a.runValid || (!a.runOpen && x < a.runLo) || (!a.runEnd && x >= a.runHi) {
@@ -208,6 +213,10 @@ func (a *distinctInRanges) Step(_ *sqlite.FunctionContext, args []driver.Value) 
 	}
 	w := (len(a.counts) + 63) / 64
 	n, ok := a.seen[v]
+	if !ok && len(a.seen) >= maxDistinctValues {
+		a.other, a.seen, a.words = true, nil, nil
+		return nil
+	}
 	if !ok {
 		n = len(a.seen)
 		a.seen[strings.Clone(v)] = n // v is SQLite's memory (VolatileArgs)

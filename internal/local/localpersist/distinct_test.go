@@ -68,6 +68,11 @@ func TestDistinctRangesAnswerAsEachAlone(t *testing.T) {
 		}
 	}
 	t.Run("string addresses", func(t *testing.T) { check(t, true) })
+	t.Run("more addresses than the aggregate keeps", func(t *testing.T) {
+		defer func(n int) { maxDistinctValues = n }(maxDistinctValues)
+		maxDistinctValues = 3
+		check(t, false)
+	})
 	if got := e.query(t, v+".project('a','b')"+by("2026-11-01", "2026-11-02")+by("2026-11-02", "2026-11-03"), nil); !cmp.Equal(got, []any{map[string]any{"a": int64(7), "b": int64(7)}}) {
 		t.Errorf("distinct visitors of two days = %v, want 7 each", got)
 	}
