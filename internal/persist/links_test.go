@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"testing"
 	"time"
 
@@ -188,9 +189,19 @@ func TestLinkCreatedAtForms(t *testing.T) {
 // BenchmarkStats100k answers GET /links/{token}/stats for a short URL with 100,000
 // clicks from 5,000 visitors in its default 30-day window, with the browser, OS and
 // device breakdown, through the management API, the Persist client and local
-// Persist over loopback HTTP (issues 10 and 41: at most 200 ms).
+// Persist over loopback HTTP (issues 10 and 41: at most 200 ms). The clicks arrive
+// in time order, as traffic does, and the stats are asked for once the burst is
+// over and serve's local Persist has checkpointed its WAL (Options.IdleCheckpoint):
+// what an operator meets. The first request, which finds no page in any cache of
+// local Persist's, is reported on its own (first-ms, first-cpu-ms); ns/op and
+// cpu-ms/op are the steady state after it.
 func BenchmarkStats100k(b *testing.B) {
-	c, u := savedLink(b, "Bench10000")
+	base, path := startLocalPersistFile(b)
+	c := newClient(b, base, false)
+	u := shorturl.ShortURL{Token: "Bench10000", Path: "https://s.example.com/Bench10000", Target: "https://example.com/"}
+	if err := c.Save(context.Background(), u); err != nil {
+		b.Fatal(err)
+	}
 	uas := []string{"facebookexternalhit/1.1", "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)", "Twitterbot/1.0"}
 	for i := range 47 {
 		uas = append(uas, fmt.Sprintf("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.%d.0 Safari/537.36", i))
@@ -198,10 +209,11 @@ func BenchmarkStats100k(b *testing.B) {
 	now := time.Now().UTC()
 	visits := make([]visit, 100_000)
 	for i := range visits {
-		visits[i] = visit{at: now.Add(-time.Duration(i) * (29 * 24 * time.Hour / 100_000)), ua: uas[i%len(uas)],
-			ip: fmt.Sprintf("198.51.%d.%d", i%5_000/250, i%250)} // 5,000 visitors
+		visits[i] = visit{at: now.Add(-time.Duration(len(visits)-1-i) * (29 * 24 * time.Hour / 100_000)), ua: uas[i%len(uas)],
+			ip: fmt.Sprintf("198.51.%d.%d", i%5_000/250, i%250)} // 5,000 visitors, oldest click first
 	}
 	seedVisits(b, c, u, visits)
+	waitWALTruncated(b, path)
 	is, err := shorturl.NewIssuer(shorturl.IssuerConfig{Store: c, ResolverBaseURL: "https://s.example.com", Rand: rand.Reader})
 	if err != nil {
 		b.Fatal(err)
@@ -210,19 +222,47 @@ func BenchmarkStats100k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var body []byte
-	// CPU time as well as wall time: on a shared machine the wall time of a run
-	// mostly says how busy the other processes were.
-	cpu := cputime.Process(b)
-	for b.Loop() {
+	stats := func() []byte {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/links/Bench10000/stats?breakdown=browser,os,device", nil))
 		if rec.Code != http.StatusOK {
 			b.Fatalf("status %d: %s", rec.Code, rec.Body)
 		}
-		body = rec.Body.Bytes()
+		return rec.Body.Bytes()
 	}
+	// CPU time as well as wall time: on a shared machine the wall time of a run
+	// mostly says how busy the other processes were.
+	cpu, start := cputime.Process(b), time.Now()
+	first := stats()
+	firstWall, firstCPU := time.Since(start), cputime.Process(b)-cpu
+	checkStats100k(b, first)
+	var body []byte
+	cpu = cputime.Process(b)
+	for b.Loop() {
+		body = stats()
+	}
+	// After the loop: its first b.Loop deletes the metrics reported before it.
 	b.ReportMetric(float64(cputime.Process(b)-cpu)/float64(b.N)/1e6, "cpu-ms/op")
+	b.ReportMetric(float64(firstWall)/1e6, "first-ms")
+	b.ReportMetric(float64(firstCPU)/1e6, "first-cpu-ms")
+	checkStats100k(b, body)
+}
+
+// waitWALTruncated waits for local Persist's idle checkpoint to cut the WAL of the
+// database at path to zero bytes, as serve's does once a burst of clicks is over.
+func waitWALTruncated(tb testing.TB, path string) {
+	tb.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() == 0 {
+			return
+		}
+	}
+	tb.Fatal("the WAL was not checkpointed and truncated within 30 s of the last write")
+}
+
+// checkStats100k checks BenchmarkStats100k's answer.
+func checkStats100k(b *testing.B, body []byte) {
+	b.Helper()
 	var s struct {
 		Clicks         int64 `json:"clicks"`
 		UniqueVisitors int64 `json:"unique_visitors"`

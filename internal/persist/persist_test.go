@@ -34,17 +34,26 @@ const testRegion = "us-east-1"
 // does, on a real loopback HTTP server.
 func startLocalPersist(t testing.TB) string {
 	t.Helper()
+	base, _ := startLocalPersistFile(t)
+	return base
+}
+
+// startLocalPersistFile is startLocalPersist that also returns its database file's
+// path, for a test that looks at the files as an operator would.
+func startLocalPersistFile(t testing.TB) (base, path string) {
+	t.Helper()
 	v, err := sigv4.New(testPair, testRegion, "execute-api", sigv4.WithMaxBodyBytes(localpersist.DefaultMaxBodyBytes))
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := localpersist.Open(context.Background(), filepath.Join(t.TempDir(), "persist.db"), localpersist.Options{Authenticator: v})
+	path = filepath.Join(t.TempDir(), "persist.db")
+	st, err := localpersist.Open(context.Background(), path, localpersist.Options{Authenticator: v})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(st.Handler())
 	t.Cleanup(func() { srv.Close(); _ = st.Close() })
-	return srv.URL
+	return srv.URL, path
 }
 
 // newClient signs with testPair, as serve's client does (harmless for the fake

@@ -479,7 +479,18 @@ func (s *Store) project(ctx context.Context, src string, st *step, in []any) ([]
 			return nil, err
 		}
 		m := make(map[string]any, len(st.proj))
-		for _, pr := range st.proj {
+		var counted map[int]int64 // by()s answered together (distinctRanges)
+		if v, ok := t.(*vertex); ok {
+			var err error
+			if counted, err = s.distinctRanges(ctx, st, v); err != nil {
+				return nil, err
+			}
+		}
+		for i, pr := range st.proj {
+			if n, ok := counted[i]; ok {
+				m[pr.key] = n
+				continue
+			}
 			if pr.isTrav {
 				res, err := s.apply(ctx, src, pr.byTrav, []any{t})
 				if err != nil {

@@ -1,0 +1,253 @@
+package localpersist
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"modernc.org/sqlite"
+)
+
+// distinctRange is a by() traversal of a project() that counts the distinct values
+// of an edge column over a range of another: outE(labels).has(col, gte(lo))
+// .has(col, lt(hi)).values(key).dedup().count(), how a link's unique visitors are
+// counted for its window and for each of its days.
+type distinctRange struct {
+	proj        int // index of the by() in the project step
+	labels, col string
+	key         string
+	lo, hi      string
+}
+
+// asDistinctRange reads the by() traversal steps as a distinctRange.
+func asDistinctRange(steps []step) (distinctRange, bool) {
+	if len(steps) != 6 || steps[0].kind != stepOutE || !distinctCountFollows(steps[3:]) || !isEdgeColumn(steps[3].key) {
+		return distinctRange{}, false
+	}
+	r := distinctRange{labels: strings.Join(steps[0].labels, "\x00"), key: steps[3].key}
+	var haveLo, haveHi bool
+	for _, st := range steps[1:3] {
+		if st.kind != stepHas || st.pred == nil || st.within != nil || !isEdgeColumn(st.key) || (r.col != "" && st.key != r.col) {
+			return distinctRange{}, false
+		}
+		v, ok := st.pred.value.(string)
+		switch {
+		case !ok:
+			return distinctRange{}, false
+		case st.pred.op == "gte" && !haveLo:
+			r.lo, haveLo = v, true
+		case st.pred.op == "lt" && !haveHi:
+			r.hi, haveHi = v, true
+		default:
+			return distinctRange{}, false
+		}
+		r.col = st.key
+	}
+	return r, haveLo && haveHi
+}
+
+// distinctRanges answers, for vertex v, the by() traversals of project step st that
+// count distinct values over ranges (distinctRange) and share their labels and
+// columns with at least one other, in one scan of the union of their ranges instead
+// of one scan each: a link's stats ask for its window and for each of its days. It
+// returns the counts by index of the by(); a by() it leaves out is evaluated as any
+// other. A scan finding an edge whose counted column is NULL (a value that is not a
+// string, or none) answers nothing: that edge is for countDistinctStrings to judge;
+// so does one finding no edge at all, whose by()s each find an empty range.
+func (s *Store) distinctRanges(ctx context.Context, st *step, v *vertex) (map[int]int64, error) {
+	groups := map[[3]string][]distinctRange{}
+	var order [][3]string
+	for i, pr := range st.proj {
+		r, ok := asDistinctRange(pr.byTrav)
+		if !pr.isTrav || !ok {
+			continue
+		}
+		r.proj = i
+		k := [3]string{r.labels, r.col, r.key}
+		if groups[k] == nil {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	var out map[int]int64
+	for _, k := range order {
+		rs := groups[k]
+		if len(rs) < 2 {
+			continue
+		}
+		counts, ok, err := s.countDistinctRanges(ctx, &st.proj[rs[0].proj].byTrav[0], v.id, rs)
+		if err != nil {
+			return nil, fmt.Errorf("count distinct %s of the edges of %s: %w", k[2], v.id, err)
+		}
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = make(map[int]int64, len(st.proj))
+		}
+		for i, r := range rs {
+			out[r.proj] = counts[i]
+		}
+	}
+	return out, nil
+}
+
+// countDistinctRanges runs the one scan of distinctRanges over the ranges rs of the
+// edges outE selects from vertex id.
+func (s *Store) countDistinctRanges(ctx context.Context, outE *step, id string, rs []distinctRange) ([]int64, bool, error) {
+	col, key := rs[0].col, rs[0].key
+	lo, hi := rs[0].lo, rs[0].hi
+	bounds := make([]string, 0, 2*len(rs))
+	for _, r := range rs {
+		lo, hi = min(lo, r.lo), max(hi, r.hi)
+		bounds = append(bounds, r.lo, r.hi)
+	}
+	boundsJSON, err := json.Marshal(bounds)
+	if err != nil {
+		return nil, false, err
+	}
+	sc := edgeScan{st: outE, conds: []string{col + " >= ?", col + " < ?"}, args: []any{lo, hi}}
+	q, scanArgs := sc.query(distinctInRangesFunc+"("+col+", "+key+", ?)", id)
+	var text sql.NullString
+	if err := s.queryRow(ctx, q, append([]any{string(boundsJSON)}, scanArgs...), &text); err != nil || !text.Valid {
+		return nil, false, err
+	}
+	counts := make([]int64, len(rs))
+	fields := strings.Fields(text.String)
+	if len(fields) != len(rs) {
+		return nil, false, fmt.Errorf("%s answered %d counts for %d ranges", distinctInRangesFunc, len(fields), len(rs))
+	}
+	for i, f := range fields {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return nil, false, fmt.Errorf("%s: %w", distinctInRangesFunc, err)
+		}
+		counts[i] = n
+	}
+	return counts, true, nil
+}
+
+// distinctInRangesFunc(x, v, bounds) is an aggregate: for each range [lo, hi) of
+// bounds, a JSON array [lo1, hi1, lo2, hi2, …] constant over the rows (one argument:
+// the driver converts every argument of every row), how many distinct strings v the
+// rows whose string x falls in it hold, as counts separated by spaces. It is NULL
+// over no rows, past maxDistinctValues, and when a row's v is not a string: SQL and
+// Go equality may differ there, which countDistinctStrings judges.
+// Bytewise comparison, as SQLite compares TEXT. One pass keeps one set of values,
+// where count(DISTINCT) in SQL takes one scan and one temporary B-tree per range.
+const distinctInRangesFunc = "linoone_distinct_in_ranges"
+
+// maxDistinctValues bounds the values distinctInRangesFunc keeps in Go memory (some
+// tens of MB): past it, it answers NULL and each range is counted by
+// count(DISTINCT), whose temporary B-trees SQLite bounds and spills.
+var maxDistinctValues = 1 << 20
+
+var registerDistinctInRanges = sync.OnceValue(func() error {
+	return sqlite.RegisterFunction(distinctInRangesFunc, &sqlite.FunctionImpl{
+		NArgs: 3, Deterministic: true, VolatileArgs: true,
+		MakeAggregate: func(sqlite.FunctionContext) (sqlite.AggregateFunction, error) { return &distinctInRanges{}, nil },
+	})
+})
+
+type distinctInRanges struct {
+	bounds []string // lo, hi of each range, decoded from the first row's arguments
+	counts []int64  // nil until the first row
+	// seen numbers each distinct value; the value numbered n was counted in range i
+	// when bit i of words seen[n*w:(n+1)*w] is set (w words a value): one copy of a
+	// value and one map lookup a row, however many ranges hold it.
+	seen  map[string]int
+	words []uint64
+	other bool // a row's v was not a string, or there were more than maxDistinctValues
+	// The ranges holding x are those of every x in [runLo, runHi) (runOpen: no lower
+	// bound, runEnd: none upper): rows come in x order, so runs are long.
+	in              []int
+	runLo, runHi    string
+	runOpen, runEnd bool
+	runValid        bool
+}
+
+// enter makes in the ranges holding x, and [runLo, runHi) the run of values between
+// the bounds closest to x, which all lie in the same ranges.
+func (a *distinctInRanges) enter(x string) {
+	a.in = a.in[:0]
+	for i := range a.counts {
+		if x >= a.bounds[2*i] && x < a.bounds[2*i+1] {
+			a.in = append(a.in, i)
+		}
+	}
+	a.runOpen, a.runEnd, a.runValid = true, true, true
+	for _, b := range a.bounds {
+		if b <= x && (a.runOpen || b > a.runLo) {
+			a.runLo, a.runOpen = b, false
+		}
+		if b > x && (a.runEnd || b < a.runHi) {
+			a.runHi, a.runEnd = b, false
+		}
+	}
+}
+
+func (a *distinctInRanges) Step(_ *sqlite.FunctionContext, args []driver.Value) error {
+	if a.counts == nil {
+		b, ok := args[2].(string)
+		if err := json.Unmarshal([]byte(b), &a.bounds); !ok || err != nil || len(a.bounds)%2 != 0 {
+			return fmt.Errorf("%s: the bounds are not a JSON array of pairs of strings", distinctInRangesFunc)
+		}
+		a.counts, a.seen = make([]int64, len(a.bounds)/2), map[string]int{}
+	}
+	x, ok1 := args[0].(string)
+	v, ok2 := args[1].(string)
+	a.other = a.other || !ok2
+	if !ok1 || !ok2 || a.other {
+		return nil
+	}
+	if !a.runValid || (!a.runOpen && x < a.runLo) || (!a.runEnd && x >= a.runHi) {
+		a.enter(x)
+	}
+	if len(a.in) == 0 {
+		return nil
+	}
+	w := (len(a.counts) + 63) / 64
+	n, ok := a.seen[v]
+	if !ok && len(a.seen) >= maxDistinctValues {
+		a.other, a.seen, a.words = true, nil, nil
+		return nil
+	}
+	if !ok {
+		n = len(a.seen)
+		a.seen[strings.Clone(v)] = n // v is SQLite's memory (VolatileArgs)
+		a.words = append(a.words, make([]uint64, w)...)
+	}
+	words := a.words[n*w : (n+1)*w]
+	for _, i := range a.in {
+		if bit := uint64(1) << (i % 64); words[i/64]&bit == 0 {
+			words[i/64] |= bit
+			a.counts[i]++
+		}
+	}
+	return nil
+}
+
+func (a *distinctInRanges) WindowInverse(*sqlite.FunctionContext, []driver.Value) error {
+	return fmt.Errorf("%s is not a window function", distinctInRangesFunc)
+}
+
+func (a *distinctInRanges) WindowValue(*sqlite.FunctionContext) (driver.Value, error) {
+	if a.counts == nil || a.other {
+		return nil, nil
+	}
+	var b strings.Builder
+	for i, n := range a.counts {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strconv.FormatInt(n, 10))
+	}
+	return b.String(), nil
+}
+
+func (a *distinctInRanges) Final(*sqlite.FunctionContext) {}
