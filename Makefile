@@ -112,11 +112,13 @@ SOAK_FLAGS ?=
 soak: bin/linoone
 	$(GO) run ./tools/soak -bin bin/linoone -clicks $(SOAK_CLICKS) -every $(SOAK_EVERY) -max-time $(SOAK_MAX_TIME) $(SOAK_FLAGS)
 
-## bench: Go benchmarks, then the click path against its floors in one pinned run (scripts/bench.sh)
+## bench: Go benchmarks, then the click path against its floors in one pinned run
+## (scripts/bench.sh), then each Lambda's init and zip size (scripts/bench-lambda-init.sh)
 BENCHTIME ?= 500ms
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) ./internal/... ./cmd/...
 	scripts/bench.sh
+	scripts/bench-lambda-init.sh 5
 
 ## screenshot: docs/images/console-link.png, the README's image of the console's Link
 ## page: a serve seeded with a month of clicks from several browsers, in Chromium at

@@ -22,15 +22,18 @@ if ! go test ./lambdas -run '^TestLambdasUnderRIE$' -count="$runs" -v >"$log" 2>
 fi
 
 # Lines look like "    rie_test.go:155: issue: INIT REPORT init duration 21.66 ms".
-# "issue (deployed configuration)" reads its two URLs from SSM during init.
-printf '%-32s %5s %9s %9s %9s %9s\n' function runs min_ms median_ms p90_ms max_ms
+# "issue (deployed configuration)" starts as Terraform configures it (SigV4 to Persist,
+# the idempotency secret and the deny list from SSM in the background). Target: the
+# median init at most 25 ms.
+printf '%-32s %5s %9s %9s %9s %9s %s\n' function runs min_ms median_ms p90_ms max_ms "median ≤ 25 ms"
 for fn in "issue" "issue (deployed configuration)" "resolve" "replay"; do
 	sed -n "s/.* ${fn}: INIT REPORT init duration \([0-9.]*\) ms$/\1/p" "$log" | sort -n |
 		awk -v fn="$fn" '{ v[NR] = $1 }
 			END {
 				if (NR == 0) { printf "%-32s %5d (no INIT REPORT lines)\n", fn, 0; exit }
 				p90 = int(NR * 0.9 + 0.999999); if (p90 > NR) p90 = NR
-				printf "%-32s %5d %9.2f %9.2f %9.2f %9.2f\n", fn, NR, v[1], v[int((NR + 1) / 2)], v[p90], v[NR]
+				med = v[int((NR + 1) / 2)]
+				printf "%-32s %5d %9.2f %9.2f %9.2f %9.2f %s\n", fn, NR, v[1], med, v[p90], v[NR], (med <= 25 ? "met" : "MISSED")
 			}'
 done
 
