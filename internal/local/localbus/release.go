@@ -18,9 +18,10 @@ const (
 	// freeOSAfter is how much release must drop before it returns the memory to the
 	// OS at once (debug.FreeOSMemory). Otherwise the dropped buffers stay in the heap
 	// until the next GC, which an idle process runs only every two minutes, and the
-	// scavenger hands them back slowly after that; the full GC it forces costs a few
-	// milliseconds, paid once after a catch-up, not per batch.
-	freeOSAfter = 8 << 20
+	// scavenger hands them back slowly after that. The full GC it forces is paid once
+	// per catch-up (release drops nothing more until batches grow again), not per
+	// batch.
+	freeOSAfter = 2 * idleKeep
 )
 
 // idleClock tells Run when the consumer has been idle for idleRelease.
