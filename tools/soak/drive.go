@@ -178,7 +178,7 @@ func verdict(out io.Writer, snaps []snapshot, drained, settled snapshot, baseCli
 		}
 		if v, ok := settled.rssKB[name]; ok {
 			// Under the band is memory given back once idle, not growth.
-			fmt.Fprintf(out, "target: RSS of %s after the drain and the idle settle %.0f MB (%+.0f%%): %s\n", name, float64(v)/1024, 100*(float64(v)/b-1), within(min(float64(v), b), float64(v), b))
+			fmt.Fprintf(out, "target: RSS of %s after the drain and the idle settle %.0f MB (%+.0f%%): %s\n", name, float64(v)/1024, 100*(float64(v)/b-1), within(b, float64(v), b))
 		}
 	}
 }
