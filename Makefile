@@ -104,7 +104,7 @@ run: bin/linoone
 ## soak: a default serve on a fresh data dir driven with SOAK_CLICKS redirects (loopback,
 ## at most SOAK_MAX_TIME), printing the data dir by part and each process's RSS every
 ## SOAK_EVERY clicks (tools/soak), then whether the data dir's budget and flat RSS held;
-## SOAK_FLAGS passes more (-drain 2m, -serve-log FILE, -keep)
+## SOAK_FLAGS passes more (-drain 2m, -settle 30s, -serve-log FILE, -keep)
 SOAK_CLICKS ?= 2000000
 SOAK_EVERY ?= 250000
 SOAK_MAX_TIME ?= 30m

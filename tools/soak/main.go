@@ -6,11 +6,14 @@
 // end, it prints the data dir by part (as linoone status sizes it) and the RSS of
 // serve and of each process it started, so that an operator sees what grows; then
 // whether issue 47's targets held: the data dir but Persist's database under 512 MB
-// at the end, and each process's RSS within 10 % of its value at -rss-from clicks.
+// at the end, and each process's RSS within 10 % of its value at -rss-from clicks,
+// while sending and once idle for -settle after the drain (the consumer's catch-up
+// buffers are released once it has been idle a while; the value right after the
+// drain is printed too, not judged).
 //
 // Usage:
 //
-//	soak [-bin bin/linoone] [-clicks 2000000] [-every 250000] [-rss-from 500000] [-c 32] [-max-time 30m]
+//	soak [-bin bin/linoone] [-clicks 2000000] [-every 250000] [-rss-from 500000] [-c 32] [-max-time 30m] [-settle 30s]
 package main
 
 import (
@@ -45,6 +48,7 @@ type options struct {
 	rssFrom        int64
 	conns          int
 	maxTime, drain time.Duration
+	settle         time.Duration
 	keep           bool
 	serveLog       string
 }
@@ -59,13 +63,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.IntVar(&o.conns, "c", 32, "kept-alive connections")
 	fs.DurationVar(&o.maxTime, "max-time", 30*time.Minute, "stop sending after this long whatever the count")
 	fs.DurationVar(&o.drain, "drain", 30*time.Second, "at most this long for the consumer to deliver the journal at the end")
+	fs.DurationVar(&o.settle, "settle", 30*time.Second, "after the drain, how long serve stays idle before the RSS that is judged is read")
 	fs.BoolVar(&o.keep, "keep", false, "keep the data dir")
 	fs.StringVar(&o.serveLog, "serve-log", "", "write serve's stderr (and its children's) to this file, not to soak's")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if o.clicks <= 0 || o.every <= 0 || o.conns <= 0 || o.conns > 1024 || o.maxTime <= 0 {
-		return errors.New("-clicks, -every, -max-time must be positive and -c in 1..1024")
+	if o.clicks <= 0 || o.every <= 0 || o.conns <= 0 || o.conns > 1024 || o.maxTime <= 0 || o.settle < 0 {
+		return errors.New("-clicks, -every, -max-time must be positive, -settle not negative and -c in 1..1024")
 	}
 	dataDir, err := os.MkdirTemp("", "linoone-soak-")
 	if err != nil {

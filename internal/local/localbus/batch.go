@@ -39,13 +39,15 @@ func (b *delivery) grow(n, most int, from int64) {
 
 // batchState is one batch's valid events and their elements.
 type batchState struct {
-	ev      clickfact.Event
-	events  []batchEvent
-	elems   []byte         // every distinct element of the batch, once
-	spans   []span         // where each distinct element lies in elems
-	seen    map[uint64]int // maphash of an element's bytes: its index in spans
-	seed    maphash.Seed
-	emitted []bool // per span, while one body is built
+	ev     clickfact.Event
+	events []batchEvent
+	elems  []byte         // every distinct element of the batch, once
+	spans  []span         // where each distinct element lies in elems
+	seen   map[uint64]int // maphash of an element's bytes: its index in spans
+	seed   maphash.Seed
+	// seenPeak is the most entries seen held: clearing a map keeps its size.
+	seenPeak int
+	emitted  []bool // per span, while one body is built
 	// refused are the events Persist refused, in journal order: commit keeps them in
 	// refused.jsonl (kept, once it did) before it moves the offset past them.
 	refused []refusal
@@ -78,6 +80,7 @@ type span struct{ off, end int }
 
 func (b *batchState) reset() {
 	b.events, b.elems, b.spans = b.events[:0], b.elems[:0], b.spans[:0]
+	b.seenPeak = max(b.seenPeak, len(b.seen))
 	clear(b.seen)
 	b.refused, b.kept = b.refused[:0], false
 }

@@ -182,6 +182,10 @@ type Consumer struct {
 	// make the process crash.
 	atStage func(commitStage)
 	tidy    tidier
+	// idleAfter is how long Run finds nothing to deliver before it releases its
+	// buffers (idleRelease; tests shorten it), releases how often it returned them.
+	idleAfter time.Duration
+	releases  atomic.Int64
 
 	delivered, batches, invalid, refused, retries, corrupt, paces, catchUps atomic.Int64
 	batchLimit                                                              int           // events per batch now: MaxBatch, less while Busy
@@ -290,6 +294,7 @@ func NewConsumer(dir string, opts ConsumerOptions) (*Consumer, error) {
 		batchLimit: opts.MaxBatch,
 		log:        opts.Logger,
 		tab:        crcTable(),
+		idleAfter:  idleRelease,
 	}
 	if err := c.open(dir); err != nil {
 		_ = c.Close()
@@ -453,9 +458,10 @@ func (c *Consumer) Run(ctx context.Context) error {
 	backoff := c.opts.MinBackoff
 	defer func() { c.batchLimit = c.opts.MaxBatch }()
 	busy := func() bool { return c.opts.Busy != nil && c.opts.Busy() }
-	idle := func() bool { return !busy() }
+	notBusy := func() bool { return !busy() }
 	catchUpBatch := min(c.opts.MaxBatch, catchUpFactor*c.opts.BusyBatch)
 	pace := catchUp{window: c.opts.CatchUpAfter / catchUpWindows}
+	var idle idleClock
 	for ctx.Err() == nil {
 		start, yielded := time.Now(), yield.Yielded()
 		var n int
@@ -471,7 +477,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 		} else {
 			pace = catchUp{window: pace.window}
 			c.batchLimit = c.opts.MaxBatch
-			n, err = c.flow(ctx, c.opts.Pipeline, idle)
+			n, err = c.flow(ctx, c.opts.Pipeline, notBusy)
 		}
 		switch {
 		case ctx.Err() != nil:
@@ -486,6 +492,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 			continue
 		case n > 0:
 			backoff = c.opts.MinBackoff
+			idle.observe(n, start, c.idleAfter)
 			if busy() {
 				c.paces.Add(1)
 				// What the batch took, less the time its yields left to redirects.
@@ -501,6 +508,9 @@ func (c *Consumer) Run(ctx context.Context) error {
 		}
 		backoff = c.opts.MinBackoff
 		c.failing.Store(false) // read to the end, or no further than a torn tail
+		if idle.observe(n, time.Now(), c.idleAfter) {
+			c.release()
+		}
 		select {
 		case <-ctx.Done():
 		case <-c.opts.Notify:
