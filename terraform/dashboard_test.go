@@ -564,36 +564,41 @@ func logKeys(t *testing.T) (keys, messages map[string]bool) {
 	t.Helper()
 	keys = map[string]bool{"time": true, "level": true, "msg": true} // slog's JSON handler
 	messages = map[string]bool{}
-	logFuncs := map[string]int{"Debug": 0, "Info": 0, "Warn": 0, "Error": 0, "DebugContext": 1, "InfoContext": 1, "WarnContext": 1, "ErrorContext": 1}
-	walkGo(t, func(_ string, f *ast.File) {
-		ast.Inspect(f, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
-				return true
+	walkCalls(t, func(call *ast.CallExpr, sel *ast.SelectorExpr) {
+		if msgAt, ok := logFuncs[sel.Sel.Name]; ok && len(call.Args) > msgAt {
+			if s, ok := stringLit(call.Args[msgAt]); ok {
+				messages[s] = true
 			}
-			sel, ok := call.Fun.(*ast.SelectorExpr)
-			if !ok {
-				return true
-			}
-			if msgAt, ok := logFuncs[sel.Sel.Name]; ok && len(call.Args) > msgAt {
-				if s, ok := stringLit(call.Args[msgAt]); ok {
-					messages[s] = true
-				}
-				for i := msgAt + 1; i < len(call.Args); i += 2 {
-					if s, ok := stringLit(call.Args[i]); ok {
-						keys[s] = true
-					}
-				}
-			}
-			if x, _ := sel.X.(*ast.Ident); x != nil && x.Name == "slog" && len(call.Args) > 0 {
-				if s, ok := stringLit(call.Args[0]); ok {
+			for i := msgAt + 1; i < len(call.Args); i += 2 {
+				if s, ok := stringLit(call.Args[i]); ok {
 					keys[s] = true
+				}
+			}
+		}
+		if x, _ := sel.X.(*ast.Ident); x != nil && x.Name == "slog" && len(call.Args) > 0 {
+			if s, ok := stringLit(call.Args[0]); ok {
+				keys[s] = true
+			}
+		}
+	})
+	return keys, messages
+}
+
+// logFuncs are slog's logging methods, each with the index of its message argument.
+var logFuncs = map[string]int{"Debug": 0, "Info": 0, "Warn": 0, "Error": 0, "DebugContext": 1, "InfoContext": 1, "WarnContext": 1, "ErrorContext": 1}
+
+// walkCalls calls f with every method or package-qualified call in the module's Go code.
+func walkCalls(t *testing.T, f func(*ast.CallExpr, *ast.SelectorExpr)) {
+	walkGo(t, func(_ string, file *ast.File) {
+		ast.Inspect(file, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok {
+				if sel, ok := call.Fun.(*ast.SelectorExpr); ok {
+					f(call, sel)
 				}
 			}
 			return true
 		})
 	})
-	return keys, messages
 }
 
 // accessLogKeys returns the keys of the http-api module's access log format.
@@ -689,35 +694,23 @@ func TestLogQueriesNameRealFields(t *testing.T) {
 func logCallKeys(t *testing.T) map[string]map[string]bool {
 	t.Helper()
 	out := map[string]map[string]bool{}
-	logFuncs := map[string]int{"Debug": 0, "Info": 0, "Warn": 0, "Error": 0, "DebugContext": 1, "InfoContext": 1, "WarnContext": 1, "ErrorContext": 1}
-	walkGo(t, func(_ string, f *ast.File) {
-		ast.Inspect(f, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
-				return true
+	walkCalls(t, func(call *ast.CallExpr, sel *ast.SelectorExpr) {
+		msgAt, ok := logFuncs[sel.Sel.Name]
+		if !ok || len(call.Args) <= msgAt {
+			return
+		}
+		msg, ok := stringLit(call.Args[msgAt])
+		if !ok {
+			return
+		}
+		if out[msg] == nil {
+			out[msg] = map[string]bool{}
+		}
+		for i := msgAt + 1; i < len(call.Args); i += 2 {
+			if s, ok := stringLit(call.Args[i]); ok {
+				out[msg][s] = true
 			}
-			sel, ok := call.Fun.(*ast.SelectorExpr)
-			if !ok {
-				return true
-			}
-			msgAt, ok := logFuncs[sel.Sel.Name]
-			if !ok || len(call.Args) <= msgAt {
-				return true
-			}
-			msg, ok := stringLit(call.Args[msgAt])
-			if !ok {
-				return true
-			}
-			if out[msg] == nil {
-				out[msg] = map[string]bool{}
-			}
-			for i := msgAt + 1; i < len(call.Args); i += 2 {
-				if s, ok := stringLit(call.Args[i]); ok {
-					out[msg][s] = true
-				}
-			}
-			return true
-		})
+		}
 	})
 	return out
 }

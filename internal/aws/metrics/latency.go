@@ -47,16 +47,7 @@ type series struct {
 // NewLatency builds a Latency of metric name to w, in namespace (Namespace when
 // empty), with dimensions Environment=environment and dimension=one of values.
 func NewLatency(w io.Writer, namespace, environment, name, dimension string, values ...string) (*Latency, error) {
-	if namespace == "" {
-		namespace = Namespace
-	}
-	var errs []error
-	if w == nil {
-		errs = append(errs, errors.New("no writer"))
-	}
-	if environment == "" {
-		errs = append(errs, errors.New("empty environment"))
-	}
+	namespace, errs := checkWriter(w, namespace, environment)
 	reserved := []string{"", "_aws", DimensionEnvironment}
 	if slices.Contains(reserved, name) || slices.Contains(reserved, dimension) || name == dimension {
 		errs = append(errs, fmt.Errorf("metric %q by dimension %q", name, dimension))

@@ -7,6 +7,7 @@ package metrics
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -128,16 +129,7 @@ type EMF struct {
 // (Namespace when empty), with dimension Environment=environment. The first flush
 // emits everything counted since the counters were created.
 func New(w io.Writer, namespace, environment string, metrics ...Metric) (*EMF, error) {
-	if namespace == "" {
-		namespace = Namespace
-	}
-	var errs []error
-	if w == nil {
-		errs = append(errs, errors.New("no writer"))
-	}
-	if environment == "" {
-		errs = append(errs, errors.New("empty environment"))
-	}
+	namespace, errs := checkWriter(w, namespace, environment)
 	if len(metrics) == 0 {
 		errs = append(errs, errors.New("no metrics"))
 	}
@@ -271,4 +263,17 @@ func (g Group) Run(ctx context.Context, every time.Duration) error {
 			_ = g.Flush(now) // kept for the next flush; the final one reports
 		}
 	}
+}
+
+// checkWriter is what every EMF writer requires of its writer and environment; it
+// returns the namespace, Namespace when empty.
+func checkWriter(w io.Writer, namespace, environment string) (string, []error) {
+	var errs []error
+	if w == nil {
+		errs = append(errs, errors.New("no writer"))
+	}
+	if environment == "" {
+		errs = append(errs, errors.New("empty environment"))
+	}
+	return cmp.Or(namespace, Namespace), errs
 }
