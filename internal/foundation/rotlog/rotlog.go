@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/linoone/linoone/internal/foundation/nofollow"
+	"github.com/linoone/linoone/internal/foundation/yield"
 )
 
 // Step is a point of Tidy's work, for tests that crash a process there.
@@ -193,7 +194,10 @@ func compress(src string, hook func(Step)) error {
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(zw, in); err != nil {
+	// The gzip runs beside the redirects on serve's one core: it yields as the
+	// consumer's long work does (docs/performance.md, "Yield"), or each rotation holds
+	// the redirects waiting behind ~10 ms slices of it.
+	if _, err := io.Copy(zw, &yieldingReader{r: in}); err != nil {
 		return fmt.Errorf("compress %s: %w", src, err)
 	}
 	if err := zw.Close(); err != nil {
@@ -215,6 +219,17 @@ func compress(src string, hook func(Step)) error {
 	}
 	hook(StepRenamed)
 	return nil
+}
+
+// yieldingReader reads r, giving way (yield.Point.Maybe) before each read.
+type yieldingReader struct {
+	r io.Reader
+	p yield.Point
+}
+
+func (y *yieldingReader) Read(b []byte) (int, error) {
+	y.p.Maybe()
+	return y.r.Read(b)
 }
 
 // prune removes the oldest compressed logs past keep.

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/linoone/linoone/internal/foundation/yield"
 )
 
 func gunzip(t *testing.T, path string) string {
@@ -116,5 +118,33 @@ func TestRotateRefusesALink(t *testing.T) {
 	}
 	if _, err := Rotate(log, time.Now()); err == nil {
 		t.Error("Rotate moved a symbolic link aside")
+	}
+}
+
+// TestCompressYields: compressing a rotated log gives way to the redirects while
+// they are served (yield.When), as the consumer's long work does; a file of several
+// megabytes takes more than yield.Interval to compress, so it yields at least once,
+// and its .gz still holds every byte.
+func TestCompressYields(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "facts.jsonl.1")
+	var want []byte
+	for i := 0; len(want) < 8<<20; i++ {
+		want = fmt.Appendf(want, `{"n":%d,"pad":"%x"}`+"\n", i, i*7919)
+	}
+	if err := os.WriteFile(src, want, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	yield.When(func() bool { return true })
+	t.Cleanup(func() { yield.When(nil) })
+	before := yield.Yields()
+	if err := compress(src, func(Step) {}); err != nil {
+		t.Fatal(err)
+	}
+	if yield.Yields() == before {
+		t.Error("compressing 8 MiB never yielded")
+	}
+	if got := gunzip(t, src+".gz"); got != string(want) {
+		t.Errorf("the .gz holds %d bytes, want the %d written", len(got), len(want))
 	}
 }
