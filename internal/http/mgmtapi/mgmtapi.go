@@ -103,7 +103,7 @@ func NewManagement(d ManagementDeps) (http.Handler, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	spec, err := management.GetSpec()
+	spec, err := loadSpec()
 	if err != nil {
 		return nil, fmt.Errorf("load embedded openapi spec: %w", err)
 	}
