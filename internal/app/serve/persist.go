@@ -6,15 +6,14 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/netip"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/linoone/linoone/internal/app/config"
 	"github.com/linoone/linoone/internal/app/datadir"
+	"github.com/linoone/linoone/internal/core/hostname"
 	"github.com/linoone/linoone/internal/http/sigv4"
 	"github.com/linoone/linoone/internal/local/localpersist"
 	"github.com/linoone/linoone/internal/persist"
@@ -70,18 +69,11 @@ func warnIfExposed(log *slog.Logger, addr string) {
 		"persist_addr", addr)
 }
 
-// isLoopback reports whether addr (host:port) listens on loopback only: "localhost"
-// or a loopback IP. An empty host, an unspecified IP or any other name is not.
+// isLoopback reports whether addr (host:port) listens on loopback only. An empty
+// host, an unspecified IP or any other name is not.
 func isLoopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Unmap().IsLoopback()
+	return err == nil && hostname.IsLoopback(host)
 }
 
 // newPersistClient is the client of the Persist a local command uses: it signs every

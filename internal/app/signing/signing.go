@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/linoone/linoone/internal/app/config"
 	"github.com/linoone/linoone/internal/app/datadir"
+	"github.com/linoone/linoone/internal/core/hostname"
 	"github.com/linoone/linoone/internal/http/sigv4"
 )
 
@@ -195,17 +195,10 @@ func RegionOf(endpoint string) string {
 	return ""
 }
 
-// isLoopback reports whether endpoint's host is this machine.
+// isLoopback reports whether endpoint's host is this machine's loopback.
 func isLoopback(endpoint string) bool {
 	u, err := url.Parse(endpoint)
-	if err != nil {
-		return false
-	}
-	if u.Hostname() == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(u.Hostname())
-	return ip != nil && ip.IsLoopback()
+	return err == nil && hostname.IsLoopback(u.Hostname())
 }
 
 func exists(path string) bool {

@@ -111,6 +111,18 @@ func forbidden(r rune) bool {
 	return r <= 0x20 || r == 0x7f || strings.ContainsRune("#%/:<>?@[\\]^|", r)
 }
 
+// IsLoopback reports whether host, as a URL or a listen address carries it (any
+// case, brackets removed), reaches only this machine's loopback: "localhost" or a
+// loopback address (127.0.0.0/8, ::1, or IPv4-mapped 127.x). Unlike IsLocal, an
+// unspecified address (which listens on every interface) is not loopback.
+func IsLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}
+
 // IsLocal reports whether a canonical host (from Normalize) names this machine:
 // localhost or a name under .localhost (RFC 6761; browsers resolve them to loopback
 // without DNS), the loopback names Linux distributions put in /etc/hosts

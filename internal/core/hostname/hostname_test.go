@@ -145,6 +145,20 @@ func TestIsLocal(t *testing.T) {
 	}
 }
 
+// IsLoopback decides whether the local warnings and the local credentials apply: an
+// address every interface listens on, or a name that merely looks local, is not loopback.
+func TestIsLoopback(t *testing.T) {
+	for h, want := range map[string]bool{
+		"localhost": true, "LocalHost": true, "127.0.0.1": true, "127.1.2.3": true, "::1": true, "::ffff:127.0.0.1": true,
+		"": false, "0.0.0.0": false, "::": false, "a.localhost": false, "localhost.example.com": false,
+		"10.0.0.1": false, "::ffff:10.0.0.1": false, "[::1]": false, "example.com": false,
+	} {
+		if got := hostname.IsLoopback(h); got != want {
+			t.Errorf("IsLoopback(%q) = %v", h, got)
+		}
+	}
+}
+
 func TestParseList(t *testing.T) {
 	got, err := hostname.ParseList(" Admin.Example.COM., *.Internal.example ,,0x0a.0.0.1, [::ffff:10.0.0.2],*.ｃｏｒｐ ")
 	if err != nil {
