@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/linoone/linoone/internal/foundation/mdanchor"
 )
 
 // skipDirs are never scanned for documents or references to them.
@@ -77,28 +79,13 @@ func readHeadings(t *testing.T, file string) (headings, bool) {
 		}
 		title = strings.TrimSpace(title)
 		h.titles[strings.ToLower(strings.ReplaceAll(title, "`", ""))] = true
-		a := slug(title)
+		a := mdanchor.Of(title)
 		for n := 1; h.anchors[a]; n++ {
-			a = slug(title) + "-" + strconv.Itoa(n)
+			a = mdanchor.Of(title) + "-" + strconv.Itoa(n)
 		}
 		h.anchors[a] = true
 	}
 	return h, true
-}
-
-// slug is GitHub's anchor of a heading: lower case, spaces as dashes, and every
-// character but letters, digits, dashes and underscores dropped.
-func slug(title string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(title) {
-		switch {
-		case r == ' ':
-			b.WriteByte('-')
-		case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 var (

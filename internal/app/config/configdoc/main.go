@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/linoone/linoone/internal/app/config"
+	"github.com/linoone/linoone/internal/foundation/mdanchor"
 )
 
 func main() {
@@ -104,7 +105,7 @@ func write(w io.Writer, bins []config.Binary, vars []config.Var) error {
 		if i > 0 {
 			p(" · ")
 		}
-		p("[%s](#%s)", a.Title, slug(a.Title))
+		p("[%s](#%s)", a.Title, mdanchor.Of(a.Title))
 	}
 	p("\n")
 	for _, a := range config.AreaOrder {
@@ -148,19 +149,4 @@ func code(words []string) string {
 		words[i] = "`" + w + "`"
 	}
 	return strings.Join(words, ", ")
-}
-
-// slug is GitHub's anchor for a heading: lower case, punctuation dropped, spaces
-// as dashes.
-func slug(title string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(title) {
-		switch {
-		case r == ' ':
-			b.WriteByte('-')
-		case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
