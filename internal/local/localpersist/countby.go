@@ -18,14 +18,19 @@ import (
 // request's CPU (the rows copied into the sorter, compared and merged back).
 //
 // It answers the counts in the encoding decodeCountBy reads, and NULL past
-// maxCountByValues distinct values or on a value that is neither a string nor NULL:
-// the caller then groups in SQL. Its only argument changes from row to row, so
+// maxCountByValues distinct values or maxCountByBytes of them, or on a value that
+// is neither a string nor NULL: the caller then groups in SQL. Its only argument changes from row to row, so
 // nothing constant is converted per row.
 const countByFunc = "linoone_count_by"
 
-// maxCountByValues bounds the values countByFunc keeps in Go memory; past it, the
-// rows are grouped by SQLite, whose sorter bounds its memory and spills.
-var maxCountByValues = 1 << 16
+// maxCountByValues and maxCountByBytes bound the values countByFunc keeps in Go
+// memory, in number and in bytes (a user agent is as long as its client made it);
+// past either, the rows are grouped by SQLite, whose sorter bounds its memory and
+// spills.
+var (
+	maxCountByValues = 1 << 16
+	maxCountByBytes  = 16 << 20
+)
 
 var registerCountBy = sync.OnceValue(func() error {
 	return sqlite.RegisterFunction(countByFunc, &sqlite.FunctionImpl{
@@ -42,8 +47,9 @@ type countBy struct {
 	index  map[string]int
 	keys   []string
 	counts []int64
+	bytes  int // of the keys
 	nulls  int64
-	other  bool // past maxCountByValues, or a value of another type
+	other  bool // past maxCountByValues or maxCountByBytes, or a value of another type
 }
 
 func (a *countBy) Step(_ *sqlite.FunctionContext, args []driver.Value) error {
@@ -61,7 +67,7 @@ func (a *countBy) Step(_ *sqlite.FunctionContext, args []driver.Value) error {
 		if a.index == nil {
 			a.index = map[string]int{}
 		}
-		if len(a.keys) >= maxCountByValues {
+		if a.bytes += len(v); len(a.keys) >= maxCountByValues || a.bytes > maxCountByBytes {
 			a.other, a.index, a.keys, a.counts = true, nil, nil, nil
 			return nil
 		}

@@ -11,8 +11,8 @@ import (
 
 // TestCountByAnswersAsGroupBy checks countByFunc against SQLite's GROUP BY over the
 // same rows: values that look like the encoding's numbers and separators, the empty
-// string, bytes that are not UTF-8, NULLs, no rows, and more values than the
-// aggregate keeps (it answers NULL, so the caller groups in SQL). Values repeat
+// string, bytes that are not UTF-8, NULLs, no rows, and more values, or bytes of
+// them, than the aggregate keeps (it answers NULL, so the caller groups in SQL). Values repeat
 // across rows, as user agents do: the aggregate must keep its own copy of each,
 // never the row's memory.
 func TestCountByAnswersAsGroupBy(t *testing.T) {
@@ -29,19 +29,21 @@ func TestCountByAnswersAsGroupBy(t *testing.T) {
 	values := "SELECT column1 AS x FROM (VALUES " + strings.Join(rows, ",") + ")"
 	many := "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000) SELECT printf('v%d', i % 300) AS x FROM n"
 	for _, tc := range []struct {
-		name, rows string
-		max        int
-		wantNULL   bool
+		name, rows    string
+		max, maxBytes int
+		wantNULL      bool
 	}{
-		{"odd values", values, 1 << 16, false},
-		{"no rows", values + " WHERE 0", 1 << 16, false},
-		{"many values", many, 1 << 16, false},
-		{"past the bound", many, 299, true},
+		{"odd values", values, 1 << 16, 16 << 20, false},
+		{"no rows", values + " WHERE 0", 1 << 16, 16 << 20, false},
+		{"many values", many, 1 << 16, 16 << 20, false},
+		{"past the bound", many, 299, 16 << 20, true},
+		{"at the byte bound", many, 1 << 16, 1090, false}, // v0…v299: 20 + 270 + 800 bytes
+		{"past the byte bound", many, 1 << 16, 1089, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			prev := maxCountByValues
-			maxCountByValues = tc.max
-			t.Cleanup(func() { maxCountByValues = prev })
+			prev, prevBytes := maxCountByValues, maxCountByBytes
+			maxCountByValues, maxCountByBytes = tc.max, tc.maxBytes
+			t.Cleanup(func() { maxCountByValues, maxCountByBytes = prev, prevBytes })
 
 			want, wantNulls := map[string]any{}, int64(0)
 			sqlRows, err := e.store.rdb.QueryContext(ctx, "SELECT x, count(*) FROM ("+tc.rows+") GROUP BY 1")
