@@ -214,12 +214,7 @@ func (s *Store) groupCountEdges(ctx context.Context, src string, sc *edgeScan, g
 		if err != nil {
 			return nil, err
 		}
-		q, args := sc.query(gc.key, v.id)
-		rows, err := s.stmts.query(ctx, "SELECT "+gc.key+", count(*) FROM ("+q+") GROUP BY 1", args...)
-		if err != nil {
-			return nil, fmt.Errorf("count edges of %s: %w", v.id, err)
-		}
-		nulls, err := addCounts(rows, counts)
+		nulls, err := s.groupCountColumn(ctx, sc, gc.key, v.id, counts)
 		if err != nil {
 			return nil, fmt.Errorf("count edges of %s: %w", v.id, err)
 		}
@@ -237,6 +232,26 @@ func (s *Store) groupCountEdges(ctx context.Context, src string, sc *edgeScan, g
 		}
 	}
 	return counts, nil
+}
+
+// groupCountColumn adds to counts how many of the edges sc selects from vertex id
+// hold each value of column key, in one pass (countByFunc), or in a GROUP BY where
+// the pass gives way, and reports whether some edge's column is NULL.
+func (s *Store) groupCountColumn(ctx context.Context, sc *edgeScan, key, id string, counts map[string]any) (nulls bool, err error) {
+	q, args := sc.query(key, id)
+	var text sql.NullString
+	if err := s.queryRow(ctx, "SELECT "+countByFunc+"("+key+") FROM ("+q+")", args, &text); err != nil {
+		return false, err
+	}
+	if text.Valid {
+		n, err := decodeCountBy(text.String, counts)
+		return n > 0, err
+	}
+	rows, err := s.stmts.query(ctx, "SELECT "+key+", count(*) FROM ("+q+") GROUP BY 1", args...)
+	if err != nil {
+		return false, err
+	}
+	return addCounts(rows, counts)
 }
 
 // addCounts adds rows of (key, count) to counts and reports whether a NULL key

@@ -107,6 +107,14 @@ const DefaultIdleCheckpoint = 2 * time.Second
 // read it again through the system. Mapped, the pages are the kernel's page cache,
 // shared by the readers. Pages still in the WAL are read as before. Only readers
 // map: the writer's commits and checkpoints are unchanged.
+//
+// SQLite drops a reader's map whenever a read transaction finds the database
+// changed since the connection's last one (any commit, and the idle checkpoint's
+// truncation of the WAL), as it drops its page cache: the first read after a
+// write maps the file again and takes a page fault for each 64 KB of the file
+// holding a page it reads. A page cache without the map costs more then: it
+// frees and allocates its memory again, page by page (docs/performance.md, "The
+// current figures", on the first stats request after a burst).
 const readerMmapBytes = 1 << 30
 
 // walSizeLimit is SQLite's journal_size_limit: a WAL reset by a checkpoint is cut
@@ -197,7 +205,7 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 		}
 	}()
 
-	if err = errors.Join(registerRegexp(), registerDistinctInRanges()); err != nil {
+	if err = errors.Join(registerRegexp(), registerDistinctInRanges(), registerCountBy()); err != nil {
 		return nil, fmt.Errorf("open local persist %s: %w", abs, err)
 	}
 	if s.wdb, err = sql.Open("sqlite", dsn(abs, true)); err != nil {

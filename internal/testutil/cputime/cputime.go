@@ -1,6 +1,7 @@
 // Package cputime reads the CPU time a test process has used, for benchmarks that
 // report CPU per operation and tests that bound work by the time the process
-// could run rather than by wall time alone.
+// could run rather than by wall time alone, and the page faults that time may
+// have gone to.
 package cputime
 
 import (
@@ -17,4 +18,16 @@ func Process(tb testing.TB) time.Duration {
 		tb.Fatal(err)
 	}
 	return d
+}
+
+// MinorFaults is how many page faults the process has taken that needed no read
+// from disk: mostly pages of a file mapped again, or memory touched for the first
+// time. 0 where it is not measured (not Unix).
+func MinorFaults(tb testing.TB) int64 {
+	tb.Helper()
+	n, err := minorFaults()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return n
 }
