@@ -13,38 +13,42 @@ import (
 	"modernc.org/sqlite"
 )
 
-// distinctRange is a by() traversal of a project() that counts the distinct values
-// of an edge column over a range of another: outE(labels).has(col, gte(lo))
+// rangeBy is a by() traversal of a project() over a range of an edge column that
+// counts the distinct values of another: outE(labels).has(col, gte(lo))
 // .has(col, lt(hi)).values(key).dedup().count(), how a link's unique visitors are
-// counted for its window and for each of its days.
-type distinctRange struct {
+// counted for its window and for each of its days; or, when group is set, that
+// counts the edges by another: ….groupCount().by(key), how a link's clicks are
+// counted by user agent on each day.
+type rangeBy struct {
 	proj        int // index of the by() in the project step
 	labels, col string
 	key         string
 	lo, hi      string
+	group       bool
 }
 
-// asDistinctRange reads the by() traversal steps as a distinctRange.
-func asDistinctRange(steps []step) (distinctRange, bool) {
-	if len(steps) != 6 || steps[0].kind != stepOutE || !distinctCountFollows(steps[3:]) || !isEdgeColumn(steps[3].key) {
-		return distinctRange{}, false
+// asRangeBy reads the by() traversal steps as a rangeBy.
+func asRangeBy(steps []step) (rangeBy, bool) {
+	group := len(steps) == 4 && steps[3].kind == stepGroupCount
+	if !group && (len(steps) != 6 || !distinctCountFollows(steps[3:])) || steps[0].kind != stepOutE || !isEdgeColumn(steps[3].key) {
+		return rangeBy{}, false
 	}
-	r := distinctRange{labels: strings.Join(steps[0].labels, "\x00"), key: steps[3].key}
+	r := rangeBy{labels: strings.Join(steps[0].labels, "\x00"), key: steps[3].key, group: group}
 	var haveLo, haveHi bool
 	for _, st := range steps[1:3] {
 		if st.kind != stepHas || st.pred == nil || st.within != nil || !isEdgeColumn(st.key) || (r.col != "" && st.key != r.col) {
-			return distinctRange{}, false
+			return rangeBy{}, false
 		}
 		v, ok := st.pred.value.(string)
 		switch {
 		case !ok:
-			return distinctRange{}, false
+			return rangeBy{}, false
 		case st.pred.op == "gte" && !haveLo:
 			r.lo, haveLo = v, true
 		case st.pred.op == "lt" && !haveHi:
 			r.hi, haveHi = v, true
 		default:
-			return distinctRange{}, false
+			return rangeBy{}, false
 		}
 		r.col = st.key
 	}
@@ -52,19 +56,19 @@ func asDistinctRange(steps []step) (distinctRange, bool) {
 }
 
 // distinctRanges answers, for vertex v, the by() traversals of project step st that
-// count distinct values over ranges (distinctRange) and share their labels and
+// count distinct values over ranges (rangeBy) and share their labels and
 // columns with at least one other, in one scan of the union of their ranges instead
 // of one scan each: a link's stats ask for its window and for each of its days. It
 // returns the counts by index of the by(); a by() it leaves out is evaluated as any
 // other. A scan finding an edge whose counted column is NULL (a value that is not a
 // string, or none) answers nothing: that edge is for countDistinctStrings to judge;
 // so does one finding no edge at all, whose by()s each find an empty range.
-func (s *Store) distinctRanges(ctx context.Context, st *step, v *vertex) (map[int]int64, error) {
-	groups := map[[3]string][]distinctRange{}
+func (s *Store) distinctRanges(ctx context.Context, st *step, v *vertex) (map[int]any, error) {
+	groups := map[[3]string][]rangeBy{}
 	var order [][3]string
 	for i, pr := range st.proj {
-		r, ok := asDistinctRange(pr.byTrav)
-		if !pr.isTrav || !ok {
+		r, ok := asRangeBy(pr.byTrav)
+		if !pr.isTrav || !ok || r.group {
 			continue
 		}
 		r.proj = i
@@ -74,7 +78,7 @@ func (s *Store) distinctRanges(ctx context.Context, st *step, v *vertex) (map[in
 		}
 		groups[k] = append(groups[k], r)
 	}
-	var out map[int]int64
+	var out map[int]any
 	for _, k := range order {
 		rs := groups[k]
 		if len(rs) < 2 {
@@ -88,7 +92,7 @@ func (s *Store) distinctRanges(ctx context.Context, st *step, v *vertex) (map[in
 			continue
 		}
 		if out == nil {
-			out = make(map[int]int64, len(st.proj))
+			out = make(map[int]any, len(st.proj))
 		}
 		for i, r := range rs {
 			out[r.proj] = counts[i]
@@ -99,7 +103,7 @@ func (s *Store) distinctRanges(ctx context.Context, st *step, v *vertex) (map[in
 
 // countDistinctRanges runs the one scan of distinctRanges over the ranges rs of the
 // edges outE selects from vertex id.
-func (s *Store) countDistinctRanges(ctx context.Context, outE *step, id string, rs []distinctRange) ([]int64, bool, error) {
+func (s *Store) countDistinctRanges(ctx context.Context, outE *step, id string, rs []rangeBy) ([]int64, bool, error) {
 	col, key := rs[0].col, rs[0].key
 	lo, hi := rs[0].lo, rs[0].hi
 	bounds := make([]string, 0, 2*len(rs))
@@ -117,19 +121,29 @@ func (s *Store) countDistinctRanges(ctx context.Context, outE *step, id string, 
 	if err := s.queryRow(ctx, q, append([]any{string(boundsJSON)}, scanArgs...), &text); err != nil || !text.Valid {
 		return nil, false, err
 	}
-	counts := make([]int64, len(rs))
-	fields := strings.Fields(text.String)
-	if len(fields) != len(rs) {
-		return nil, false, fmt.Errorf("%s answered %d counts for %d ranges", distinctInRangesFunc, len(fields), len(rs))
-	}
-	for i, f := range fields {
-		n, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			return nil, false, fmt.Errorf("%s: %w", distinctInRangesFunc, err)
-		}
-		counts[i] = n
+	counts, err := parseCounts(text.String, len(rs))
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", distinctInRangesFunc, err)
 	}
 	return counts, true, nil
+}
+
+// parseCounts reads the n counts, separated by spaces, that distinctInRangesFunc
+// answers.
+func parseCounts(text string, n int) ([]int64, error) {
+	fields := strings.Fields(text)
+	if len(fields) != n {
+		return nil, fmt.Errorf("%d counts for %d ranges", len(fields), n)
+	}
+	counts := make([]int64, n)
+	for i, f := range fields {
+		c, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return nil, err
+		}
+		counts[i] = c
+	}
+	return counts, nil
 }
 
 // distinctInRangesFunc(x, v, bounds) is an aggregate: for each range [lo, hi) of
@@ -155,49 +169,70 @@ var registerDistinctInRanges = sync.OnceValue(func() error {
 })
 
 type distinctInRanges struct {
-	bounds []string // lo, hi of each range, decoded from the first row's arguments
-	counts []int64  // nil until the first row
+	runs   rangeRuns // over the bounds decoded from the first row's arguments
+	counts []int64   // nil until the first row
 	// seen numbers each distinct value; the value numbered n was counted in range i
 	// when bit i of words seen[n*w:(n+1)*w] is set (w words a value): one copy of a
 	// value and one map lookup a row, however many ranges hold it.
 	seen  map[string]int
 	words []uint64
 	other bool // a row's v was not a string, or there were more than maxDistinctValues
-	// The ranges holding x are those of every x in [runLo, runHi) (runOpen: no lower
-	// bound, runEnd: none upper): rows come in x order, so runs are long.
+}
+
+// rangeRuns finds the ranges [lo, hi) of bounds (lo1, hi1, lo2, hi2, …) that hold
+// a value. The ranges holding x are those of every x in [runLo, runHi) (runOpen: no
+// lower bound, runEnd: none upper): rows come in x order, so runs are long, and a
+// row costs a comparison or two however many ranges there are.
+type rangeRuns struct {
+	bounds          []string
 	in              []int
 	runLo, runHi    string
 	runOpen, runEnd bool
 	runValid        bool
 }
 
+// holding returns the indexes of the ranges holding x, valid until the next call.
+func (r *rangeRuns) holding(x string) []int {
+	if !r.runValid || (!r.runOpen && x < r.runLo) || (!r.runEnd && x >= r.runHi) {
+		r.enter(x)
+	}
+	return r.in
+}
+
 // enter makes in the ranges holding x, and [runLo, runHi) the run of values between
 // the bounds closest to x, which all lie in the same ranges.
-func (a *distinctInRanges) enter(x string) {
-	a.in = a.in[:0]
-	for i := range a.counts {
-		if x >= a.bounds[2*i] && x < a.bounds[2*i+1] {
-			a.in = append(a.in, i)
+func (r *rangeRuns) enter(x string) {
+	r.in = r.in[:0]
+	for i := 0; i+1 < len(r.bounds); i += 2 {
+		if x >= r.bounds[i] && x < r.bounds[i+1] {
+			r.in = append(r.in, i/2)
 		}
 	}
-	a.runOpen, a.runEnd, a.runValid = true, true, true
-	for _, b := range a.bounds {
-		if b <= x && (a.runOpen || b > a.runLo) {
-			a.runLo, a.runOpen = b, false
+	r.runOpen, r.runEnd, r.runValid = true, true, true
+	for _, b := range r.bounds {
+		if b <= x && (r.runOpen || b > r.runLo) {
+			r.runLo, r.runOpen = b, false
 		}
-		if b > x && (a.runEnd || b < a.runHi) {
-			a.runHi, a.runEnd = b, false
+		if b > x && (r.runEnd || b < r.runHi) {
+			r.runHi, r.runEnd = b, false
 		}
 	}
+}
+
+// start readies a for rows over the ranges of bounds.
+func (a *distinctInRanges) start(bounds []string) {
+	a.runs.bounds = bounds
+	a.counts, a.seen = make([]int64, len(bounds)/2), map[string]int{}
 }
 
 func (a *distinctInRanges) Step(_ *sqlite.FunctionContext, args []driver.Value) error {
 	if a.counts == nil {
 		b, ok := args[2].(string)
-		if err := json.Unmarshal([]byte(b), &a.bounds); !ok || err != nil || len(a.bounds)%2 != 0 {
+		var bounds []string
+		if err := json.Unmarshal([]byte(b), &bounds); !ok || err != nil || len(bounds)%2 != 0 {
 			return fmt.Errorf("%s: the bounds are not a JSON array of pairs of strings", distinctInRangesFunc)
 		}
-		a.counts, a.seen = make([]int64, len(a.bounds)/2), map[string]int{}
+		a.start(bounds)
 	}
 	x, ok1 := args[0].(string)
 	v, ok2 := args[1].(string)
@@ -205,10 +240,8 @@ func (a *distinctInRanges) Step(_ *sqlite.FunctionContext, args []driver.Value) 
 	if !ok1 || !ok2 || a.other {
 		return nil
 	}
-	if !a.runValid || (!a.runOpen && x < a.runLo) || (!a.runEnd && x >= a.runHi) {
-		a.enter(x)
-	}
-	if len(a.in) == 0 {
+	in := a.runs.holding(x)
+	if len(in) == 0 {
 		return nil
 	}
 	w := (len(a.counts) + 63) / 64
@@ -223,7 +256,7 @@ func (a *distinctInRanges) Step(_ *sqlite.FunctionContext, args []driver.Value) 
 		a.words = append(a.words, make([]uint64, w)...)
 	}
 	words := a.words[n*w : (n+1)*w]
-	for _, i := range a.in {
+	for _, i := range in {
 		if bit := uint64(1) << (i % 64); words[i/64]&bit == 0 {
 			words[i/64] |= bit
 			a.counts[i]++

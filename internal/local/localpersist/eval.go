@@ -479,10 +479,13 @@ func (s *Store) project(ctx context.Context, src string, st *step, in []any) ([]
 			return nil, err
 		}
 		m := make(map[string]any, len(st.proj))
-		var counted map[int]int64 // by()s answered together (distinctRanges)
+		var counted map[int]any // by()s answered together (windowRanges, distinctRanges)
 		if v, ok := t.(*vertex); ok {
 			var err error
-			if counted, err = s.distinctRanges(ctx, st, v); err != nil {
+			if counted, err = s.windowRanges(ctx, st, v); err == nil && counted == nil {
+				counted, err = s.distinctRanges(ctx, st, v)
+			}
+			if err != nil {
 				return nil, err
 			}
 		}

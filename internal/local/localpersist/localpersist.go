@@ -205,7 +205,7 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 		}
 	}()
 
-	if err = errors.Join(registerRegexp(), registerDistinctInRanges(), registerCountBy()); err != nil {
+	if err = errors.Join(registerRegexp(), registerDistinctInRanges(), registerCountBy(), registerCountInRanges()); err != nil {
 		return nil, fmt.Errorf("open local persist %s: %w", abs, err)
 	}
 	if s.wdb, err = sql.Open("sqlite", dsn(abs, true)); err != nil {
