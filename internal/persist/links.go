@@ -21,6 +21,9 @@ const (
 	// maxVisitsResponse bounds the answer of visitsQuery: a count per day and user
 	// agent, so it grows with the distinct user agents of each day, not the clicks.
 	maxVisitsResponse = 64 << 20
+	// maxGremlinRequest is the largest request body a Gremlin server takes (Gremlin
+	// Server's default maxContentLength).
+	maxGremlinRequest = 64 << 10
 )
 
 // visitsQuery counts all of a short URL's clicks and, for each day of a window, its
@@ -32,33 +35,54 @@ const (
 // computed group key: grouping by a computed value is not portable across Gremlin
 // servers, while project, has(gte/lt) and groupCount().by(key) are plain TinkerPop.
 func visitsQuery(tok string, bounds []string) string {
-	var b strings.Builder
-	b.WriteString("g.V().hasLabel('short_url').has('short_url_token', " + tok + ").limit(2)")
-	b.WriteString(".project('short_url_token','clicks'")
-	for i := range len(bounds) - 1 {
-		fmt.Fprintf(&b, ",'d%d'", i)
-	}
-	b.WriteString(").by('short_url_token').by(__.outE('short_url_visited').count())")
-	for i := range len(bounds) - 1 {
-		fmt.Fprintf(&b, ".by(__.outE('short_url_visited').has('effective_at', gte(%s)).has('effective_at', lt(%s)).groupCount().by('user_agent'))", bounds[i], bounds[i+1])
-	}
-	return b.String()
+	return windowScript(tok, bounds, true, false)
 }
 
 // uniquesQuery counts the distinct visitor addresses of a short URL's clicks in the
-// window ("w") and on each of its days ("u<i>"); only the counts leave Persist. It is
-// a query of its own: with visitsQuery's, the longest window's script would pass
-// the 64 KiB a Gremlin server takes (Gremlin Server's default maxContentLength).
+// window ("w") and on each of its days ("u<i>"); only the counts leave Persist.
 func uniquesQuery(tok string, bounds []string) string {
+	return windowScript(tok, bounds, false, true)
+}
+
+// statsQuery is visitsQuery and uniquesQuery in one project(), so that Persist may
+// read the window's clicks once for both (local Persist does). With a long window
+// its script passes the 64 KiB a Gremlin server takes (maxScript), and the two are
+// sent apart.
+func statsQuery(tok string, bounds []string) string {
+	return windowScript(tok, bounds, true, true)
+}
+
+// windowScript projects a short URL's token and, with visits, the keys of
+// visitsQuery and, with uniques, those of uniquesQuery.
+func windowScript(tok string, bounds []string, visits, uniques bool) string {
+	days := len(bounds) - 1
 	var b strings.Builder
 	b.WriteString("g.V().hasLabel('short_url').has('short_url_token', " + tok + ").limit(2)")
-	b.WriteString(".project('short_url_token','w'")
-	for i := range len(bounds) - 1 {
-		fmt.Fprintf(&b, ",'u%d'", i)
+	b.WriteString(".project('short_url_token'")
+	if visits {
+		b.WriteString(",'clicks'")
+		for i := range days {
+			fmt.Fprintf(&b, ",'d%d'", i)
+		}
 	}
-	b.WriteString(").by('short_url_token')" + distinctVisitors(bounds[0], bounds[len(bounds)-1]))
-	for i := range len(bounds) - 1 {
-		b.WriteString(distinctVisitors(bounds[i], bounds[i+1]))
+	if uniques {
+		b.WriteString(",'w'")
+		for i := range days {
+			fmt.Fprintf(&b, ",'u%d'", i)
+		}
+	}
+	b.WriteString(").by('short_url_token')")
+	if visits {
+		b.WriteString(".by(__.outE('short_url_visited').count())")
+		for i := range days {
+			fmt.Fprintf(&b, ".by(__.outE('short_url_visited').has('effective_at', gte(%s)).has('effective_at', lt(%s)).groupCount().by('user_agent'))", bounds[i], bounds[i+1])
+		}
+	}
+	if uniques {
+		b.WriteString(distinctVisitors(bounds[0], bounds[days]))
+		for i := range days {
+			b.WriteString(distinctVisitors(bounds[i], bounds[i+1]))
+		}
 	}
 	return b.String()
 }
@@ -143,51 +167,72 @@ func (c *Client) Visits(ctx context.Context, tok shorturl.Token, w shorturl.Wind
 			return shorturl.Visits{}, &shorturl.WindowError{Rule: shorturl.WindowDate, Detail: "the window's dates are not YYYY-MM-DD"}
 		}
 	}
-	// Uniques first: clicks are only ever added, so each day's distinct visitors,
-	// read before its clicks, never exceed them.
-	uniques, err := c.windowQuery(ctx, uniquesQuery, tok, bounds)
+	row, uniques, err := c.windowRows(ctx, tok, bounds)
 	if err != nil {
 		return shorturl.Visits{}, err
 	}
-	row, err := c.windowQuery(ctx, visitsQuery, tok, bounds)
-	if err != nil {
-		return shorturl.Visits{}, err
-	}
-	row["uniques"] = uniques
-	v, err := visitsOf(tok, row, len(bounds)-1)
+	v, err := visitsOf(tok, row, uniques, len(bounds)-1)
 	if err != nil {
 		return shorturl.Visits{}, &Error{Op: "visits", Kind: KindMalformed, Err: err}
 	}
 	return v, nil
 }
 
-// windowQuery runs query over tok and a window's bounds, bound or inlined, and
-// returns the one short URL's row.
-func (c *Client) windowQuery(ctx context.Context, query func(tok string, bounds []string) string, tok shorturl.Token, bounds []string) (map[string]any, error) {
-	var body []byte
+// windowRows reads the rows of visitsQuery and uniquesQuery: one row of statsQuery,
+// which answers both, where its request fits in maxGremlinRequest, two otherwise.
+func (c *Client) windowRows(ctx context.Context, tok shorturl.Token, bounds []string) (visits, uniques map[string]any, err error) {
+	body, err := c.windowBody(statsQuery, tok, bounds)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(body) <= maxGremlinRequest {
+		row, err := c.windowQuery(ctx, body, tok)
+		return row, row, err
+	}
+	// Uniques first: clicks are only ever added, so each day's distinct visitors,
+	// read before its clicks, never exceed them.
+	if body, err = c.windowBody(uniquesQuery, tok, bounds); err != nil {
+		return nil, nil, err
+	}
+	if uniques, err = c.windowQuery(ctx, body, tok); err != nil {
+		return nil, nil, err
+	}
+	if body, err = c.windowBody(visitsQuery, tok, bounds); err != nil {
+		return nil, nil, err
+	}
+	visits, err = c.windowQuery(ctx, body, tok)
+	return visits, uniques, err
+}
+
+// windowBody is the request of query over tok and a window's bounds, bound or
+// inlined.
+func (c *Client) windowBody(query func(tok string, bounds []string) string, tok shorturl.Token, bounds []string) ([]byte, error) {
 	if c.inline {
 		quoted := make([]string, len(bounds))
 		for i, d := range bounds {
 			quoted[i] = quote(d)
 		}
-		body = gremlinBody(query(quote(string(tok)), quoted), "")
-	} else {
-		names := make([]string, len(bounds))
-		bindings := make(map[string]string, len(bounds)+1)
-		bindings["token"] = string(tok)
-		for i, d := range bounds {
-			names[i] = fmt.Sprintf("b%d", i)
-			bindings[names[i]] = d
-		}
-		b, err := json.Marshal(struct {
-			Gremlin  string            `json:"gremlin"`
-			Bindings map[string]string `json:"bindings"`
-		}{query("token", names), bindings})
-		if err != nil {
-			return nil, &Error{Op: "visits", Err: err}
-		}
-		body = b
+		return gremlinBody(query(quote(string(tok)), quoted), ""), nil
 	}
+	names := make([]string, len(bounds))
+	bindings := make(map[string]string, len(bounds)+1)
+	bindings["token"] = string(tok)
+	for i, d := range bounds {
+		names[i] = fmt.Sprintf("b%d", i)
+		bindings[names[i]] = d
+	}
+	b, err := json.Marshal(struct {
+		Gremlin  string            `json:"gremlin"`
+		Bindings map[string]string `json:"bindings"`
+	}{query("token", names), bindings})
+	if err != nil {
+		return nil, &Error{Op: "visits", Err: err}
+	}
+	return b, nil
+}
+
+// windowQuery sends a window's request body and returns the one short URL's row.
+func (c *Client) windowQuery(ctx context.Context, body []byte, tok shorturl.Token) (map[string]any, error) {
 	data, err := c.gremlin(ctx, "visits", body)
 	if err != nil {
 		return nil, err
@@ -207,9 +252,10 @@ func (c *Client) windowQuery(ctx context.Context, query func(tok string, bounds 
 	return rows[0], nil
 }
 
-// visitsOf reads visitsQuery's row: the token, an all-time count and, per day, a
-// g:Map from user agent to a count. A day's missing key is a day without clicks.
-func visitsOf(tok shorturl.Token, m map[string]any, days int) (shorturl.Visits, error) {
+// visitsOf reads visitsQuery's row m and uniquesQuery's row uniques (or statsQuery's
+// row as both): the token, an all-time count and, per day, a g:Map from user agent
+// to a count. A day's missing key is a day without clicks.
+func visitsOf(tok shorturl.Token, m, uniques map[string]any, days int) (shorturl.Visits, error) {
 	if got, _ := m["short_url_token"].(string); got != string(tok) {
 		return shorturl.Visits{}, fmt.Errorf("token %s: persist answered another vertex (%q)", tok, got)
 	}
@@ -218,7 +264,7 @@ func visitsOf(tok shorturl.Token, m map[string]any, days int) (shorturl.Visits, 
 		return shorturl.Visits{}, fmt.Errorf("token %s: clicks is %v, want a count", tok, m["clicks"])
 	}
 	v := shorturl.Visits{Total: n, PerDay: make([]map[string]int64, days)}
-	if err := uniquesOf(m["uniques"], &v, days); err != nil {
+	if err := uniquesOf(uniques, &v, days); err != nil {
 		return shorturl.Visits{}, fmt.Errorf("token %s: %w", tok, err)
 	}
 	for i := range v.PerDay {
@@ -244,13 +290,9 @@ func visitsOf(tok shorturl.Token, m map[string]any, days int) (shorturl.Visits, 
 	return v, nil
 }
 
-// uniquesOf reads the uniques key of visitsQuery's row into v: a g:Map of the
-// window's ("w") and each day's ("u<i>") distinct visitor counts.
-func uniquesOf(raw any, v *shorturl.Visits, days int) error {
-	m, ok := raw.(map[string]any)
-	if !ok {
-		return fmt.Errorf("uniques is %T, want g:Map", raw)
-	}
+// uniquesOf reads uniquesQuery's row m into v: the window's ("w") and each day's
+// ("u<i>") distinct visitor counts.
+func uniquesOf(m map[string]any, v *shorturl.Visits, days int) error {
 	count := func(key string) (int64, error) {
 		n, ok := m[key].(int64)
 		if !ok || n < 0 {

@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -320,6 +323,58 @@ func TestVisitsLongestWindow(t *testing.T) {
 				t.Fatalf("Visits = total %d, %d days, first %v, last %v", v.Total, len(v.PerDay), v.PerDay[0], v.PerDay[len(v.PerDay)-1])
 			}
 		})
+	}
+}
+
+// TestVisitsOneRequestWhereItFits: the stats of the default window take one request,
+// which local Persist answers in one read of the window's clicks; the longest
+// window's would pass the 64 KiB a Gremlin server takes, and take two under it.
+func TestVisitsOneRequestWhereItFits(t *testing.T) {
+	target, err := url.Parse(startLocalPersist(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var requests, largest atomic.Int64
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		if r.ContentLength > largest.Load() {
+			largest.Store(r.ContentLength)
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for _, inline := range []bool{false, true} {
+		c := newClient(t, srv.URL, inline)
+		u := shorturl.ShortURL{Token: shorturl.Token(fmt.Sprintf("OneReq%04d", map[bool]int{false: 0, true: 1}[inline])), Target: "https://example.com/"}
+		u.Path = "https://s.example.com/" + string(u.Token)
+		if err := c.Save(context.Background(), u); err != nil {
+			t.Fatal(err)
+		}
+		seedVisits(t, c, u, []visit{{now, "a", "192.0.2.1"}, {now, "b", "192.0.2.2"}, {now.Add(-24 * time.Hour), "a", "192.0.2.1"}})
+		for _, c2 := range []struct {
+			from string
+			want int64
+		}{{"", 1}, {"2025-11-30", 2}} {
+			w, err := shorturl.ParseWindow(c2.from, "", now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			requests.Store(0)
+			largest.Store(0)
+			v, err := c.Visits(context.Background(), u.Token, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := requests.Load(); got != c2.want || largest.Load() > 64<<10 {
+				t.Errorf("inline=%t, %d days: %d requests, the largest %d bytes; want %d of at most 64 KiB", inline, w.Days(), got, largest.Load(), c2.want)
+			}
+			days := len(v.UniquePerDay)
+			if v.Total != 3 || v.Unique != 2 || v.UniquePerDay[days-1] != 2 || v.UniquePerDay[days-2] != 1 || !cmp.Equal(v.PerDay[days-1], map[string]int64{"a": 1, "b": 1}) {
+				t.Errorf("inline=%t, %d days: Visits = total %d, unique %d, last days %v %v", inline, w.Days(), v.Total, v.Unique, v.UniquePerDay[days-2:], v.PerDay[days-1])
+			}
+		}
 	}
 }
 
