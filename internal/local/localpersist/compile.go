@@ -75,8 +75,10 @@ const maxPlanParameters = 32_000
 
 // maxProjectKeys bounds the keys of a project(), each of which every traverser
 // evaluates: 2,000 over 200 vertices built an 812 MB answer. The most Linoone
-// asks for, a link's stats over the longest window, is 368 (the clicks of all
-// time and of each of 366 days).
+// asks for is 445: a link's stats in one request (the clicks of all time, and of
+// each day by user agent and the distinct visitors of the window and of each day)
+// over the longest window whose request fits in 64 KiB, 221 days; a longer window
+// is asked for in two requests of at most 368 keys.
 const maxProjectKeys = 512
 
 // compile checks a parsed script against the supported subset and resolves its
