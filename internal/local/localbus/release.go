@@ -45,8 +45,9 @@ func (k *idleClock) observe(n int, now time.Time, after time.Duration) bool {
 // but one small one, whose read buffers, interned elements and index grew to a
 // catch-up's batches (a pipeline of them, each up to batchReadFactor × MaxBatchBytes
 // of journal and MaxBatchBytes of elements), and the facts lines buffer. Run calls it
-// once idle, between flows, when no batch is in flight; a batch after it allocates
-// afresh. It returns the bytes dropped.
+// between flows, when no batch is in flight, once idle and when redirects come back
+// after a pause (Busy again); a batch after it allocates afresh. It returns the bytes
+// dropped.
 func (c *Consumer) release() int {
 	freed := 0
 	kept := c.spare[:0]

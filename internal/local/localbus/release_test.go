@@ -2,6 +2,7 @@ package localbus
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -76,5 +77,54 @@ func TestIdleClock(t *testing.T) {
 		if got := k.observe(s.n, t0.Add(s.at), time.Second); got != s.want {
 			t.Errorf("step %d (n=%d at %s): idle = %v, want %v", i, s.n, s.at, got, s.want)
 		}
+	}
+}
+
+// busyAfter is an Ingester that turns Busy on at its nth call: redirects come back
+// while Run delivers a pause's backlog.
+type busyAfter struct {
+	*fakeIngester
+	n     int32
+	calls atomic.Int32
+	busy  atomic.Bool
+}
+
+func (b *busyAfter) IngestRaw(ctx context.Context, body []byte) error {
+	if b.calls.Add(1) == b.n {
+		b.busy.Store(true)
+	}
+	return b.fakeIngester.IngestRaw(ctx, body)
+}
+
+// A pause in redirects starts Run's pipeline at a catch-up batch, not MaxBatch, and
+// when redirects come back Run drops the buffers the pause grew (issue 47: a brief
+// pause left serve's consumer holding three full batches while clicks went on).
+func TestRunReleasesPauseBatchesWhenBusyAgain(t *testing.T) {
+	dir := t.TempDir()
+	fs := facts(t, 6000)
+	journalFacts(t, dir, fs)
+	ing := &busyAfter{fakeIngester: &fakeIngester{}, n: 6}
+	const busyBatch = 10
+	c := newConsumer(t, dir, ing, ConsumerOptions{MaxBatchBytes: 1 << 20, BusyBatch: busyBatch, PollInterval: 5 * time.Millisecond,
+		Busy: ing.busy.Load})
+	c.idleAfter = time.Hour // only the return of redirects releases
+
+	ctx, cancel := context.WithCancel(ctxTimeout(t))
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	waitFor(t, func() bool { return c.releases.Load() > 0 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n, bytes := c.kept(); n > 1 || bytes > idleKeep {
+		t.Errorf("busy again, the consumer keeps %d batches, %d bytes; want at most 1 and %d", n, bytes, idleKeep)
+	}
+	var sizes []int // events of the first batches: a click fact is one edge
+	for _, d := range ing.docs[:min(5, len(ing.docs))] {
+		sizes = append(sizes, len(d.Edges))
+	}
+	if want := catchUpFactor * busyBatch; sizes[0] > want || sizes[1] <= sizes[0] {
+		t.Errorf("first batches of the pause hold %v events; want %d at first, then more", sizes, want)
 	}
 }
