@@ -476,7 +476,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 				// grew are more than Busy batches need, and would be kept for reuse
 				// as long as redirects last (issue 47: serve at 95 MiB in a soak).
 				paused = false
-				c.release()
+				c.release(false)
 			}
 			catching = pace.observe(start, c.Lag)
 			c.batchLimit = min(c.opts.MaxBatch, c.opts.BusyBatch)
@@ -524,7 +524,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 		backoff = c.opts.MinBackoff
 		c.failing.Store(false) // read to the end, or no further than a torn tail
 		if idle.observe(n, time.Now(), c.idleAfter) {
-			c.release()
+			c.release(true)
 		}
 		select {
 		case <-ctx.Done():
