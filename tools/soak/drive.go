@@ -71,8 +71,9 @@ func drive(ctx context.Context, o options, srv *server, url, dataDir string, out
 	n := min(sent.Load(), o.clicks)
 	fmt.Fprintf(out, "sent %d clicks in %s (%d failed); waiting up to %s for the journal to drain\n",
 		n, time.Since(start).Round(time.Millisecond), failed.Load(), o.drain)
+	drainStart := time.Now()
 	waitDrained(dataDir, o.drain)
-	drained := report(out, fmt.Sprintf("drained, %d clicks", n), n, dataDir, srv.cmd.Process.Pid)
+	drained := report(out, fmt.Sprintf("drained in %s, %d clicks", time.Since(drainStart).Round(100*time.Millisecond), n), n, dataDir, srv.cmd.Process.Pid)
 	if o.settle > 0 {
 		fmt.Fprintf(out, "idle for %s\n", o.settle)
 		select {

@@ -445,7 +445,9 @@ func (c *Consumer) Failing() bool { return c.failing.Load() }
 // Run delivers events until ctx is done, waking on Notify and polling the journal
 // every PollInterval for other processes' events. While Busy it delivers one batch at
 // a time and paces itself, gently or, once the backlog has grown for CatchUpAfter, to
-// catch up; otherwise it keeps Pipeline ingests in flight. A batch
+// catch up; otherwise it keeps Pipeline ingests in flight, of batches that start at
+// a catch-up's size and double up to MaxBatch, and once Busy again it drops the
+// buffers they grew (release). A batch
 // in hand when ctx ends gets its current ingest attempt finished but no retry; it is
 // delivered again next time. Run returns nil once ctx is done.
 func (c *Consumer) Run(ctx context.Context) error {
@@ -462,12 +464,20 @@ func (c *Consumer) Run(ctx context.Context) error {
 	catchUpBatch := min(c.opts.MaxBatch, catchUpFactor*c.opts.BusyBatch)
 	pace := catchUp{window: c.opts.CatchUpAfter / catchUpWindows}
 	var idle idleClock
+	paused := false // a flow ran while not Busy since the last Busy batch
 	for ctx.Err() == nil {
 		start, yielded := time.Now(), yield.Yielded()
 		var n int
 		var err error
 		catching := false
 		if busy() {
+			if paused {
+				// Redirects are back after a pause in them. The batches the pause
+				// grew are more than Busy batches need, and would be kept for reuse
+				// as long as redirects last (issue 47: serve at 95 MiB in a soak).
+				paused = false
+				c.release(false)
+			}
 			catching = pace.observe(start, c.Lag)
 			c.batchLimit = min(c.opts.MaxBatch, c.opts.BusyBatch)
 			if catching {
@@ -476,7 +486,12 @@ func (c *Consumer) Run(ctx context.Context) error {
 			n, err = c.flow(ctx, 1, nil)
 		} else {
 			pace = catchUp{window: pace.window}
-			c.batchLimit = c.opts.MaxBatch
+			if !paused {
+				// A pause in redirects may be brief: batches start at a catch-up's
+				// size and grow (flow) to MaxBatch only while it lasts.
+				paused = true
+				c.batchLimit = catchUpBatch
+			}
 			n, err = c.flow(ctx, c.opts.Pipeline, notBusy)
 		}
 		switch {
@@ -509,7 +524,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 		backoff = c.opts.MinBackoff
 		c.failing.Store(false) // read to the end, or no further than a torn tail
 		if idle.observe(n, time.Now(), c.idleAfter) {
-			c.release()
+			c.release(true)
 		}
 		select {
 		case <-ctx.Done():
@@ -654,6 +669,9 @@ func (c *Consumer) flow(ctx context.Context, depth int, more func() bool) (n int
 			}
 			c.assemble(b)
 			c.pos = b.end
+			if depth > 1 {
+				c.batchLimit = min(c.opts.MaxBatch, 2*c.batchLimit) // Run's ramp after redirects pause
+			}
 			b.done = make(chan error, 1)
 			go func() { b.done <- c.ingest(ctx, b) }()
 			flight = append(flight, b)

@@ -45,9 +45,13 @@ func (k *idleClock) observe(n int, now time.Time, after time.Duration) bool {
 // but one small one, whose read buffers, interned elements and index grew to a
 // catch-up's batches (a pipeline of them, each up to batchReadFactor × MaxBatchBytes
 // of journal and MaxBatchBytes of elements), and the facts lines buffer. Run calls it
-// once idle, between flows, when no batch is in flight; a batch after it allocates
-// afresh. It returns the bytes dropped.
-func (c *Consumer) release() int {
+// between flows, when no batch is in flight, once idle and when redirects come back
+// after a pause (Busy again); a batch after it allocates afresh. It returns the bytes
+// dropped. With freeOS, it returns them to the OS at once if they are many; without
+// (Busy again: a process serving redirects collects within a fraction of a second,
+// and its scavenger returns the pages), the forced collection is not paid on the
+// redirects' core.
+func (c *Consumer) release(freeOS bool) int {
 	freed := 0
 	kept := c.spare[:0]
 	for _, b := range c.spare {
@@ -65,7 +69,7 @@ func (c *Consumer) release() int {
 	}
 	freed += cap(c.damaged.scratch)
 	c.damaged.scratch = nil
-	if freed >= freeOSAfter {
+	if freeOS && freed >= freeOSAfter {
 		c.releases.Add(1)
 		debug.FreeOSMemory()
 	}

@@ -2,6 +2,7 @@ package localbus
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -76,5 +77,62 @@ func TestIdleClock(t *testing.T) {
 		if got := k.observe(s.n, t0.Add(s.at), time.Second); got != s.want {
 			t.Errorf("step %d (n=%d at %s): idle = %v, want %v", i, s.n, s.at, got, s.want)
 		}
+	}
+}
+
+// busyAfter is an Ingester that turns Busy on at its nth call: redirects come back
+// while Run delivers a pause's backlog.
+type busyAfter struct {
+	*fakeIngester
+	n     int32
+	calls atomic.Int32
+	busy  atomic.Bool
+}
+
+func (b *busyAfter) IngestRaw(ctx context.Context, body []byte) error {
+	if b.calls.Add(1) == b.n {
+		b.busy.Store(true)
+	}
+	return b.fakeIngester.IngestRaw(ctx, body)
+}
+
+// A pause in redirects starts Run's pipeline at a catch-up batch, not MaxBatch, and
+// when redirects come back Run drops the buffers the pause grew, without forcing a
+// collection (issue 47: a brief pause left serve's consumer holding three full
+// batches while clicks went on).
+func TestRunReleasesPauseBatchesWhenBusyAgain(t *testing.T) {
+	dir := t.TempDir()
+	fs := facts(t, 4500)
+	journalFacts(t, dir, fs)
+	ing := &busyAfter{fakeIngester: &fakeIngester{}, n: 3}
+	const busyBatch = 50
+	c := newConsumer(t, dir, ing, ConsumerOptions{MaxBatchBytes: 1 << 20, BusyBatch: busyBatch, PaceFactor: 0.01,
+		PollInterval: 5 * time.Millisecond, Busy: ing.busy.Load})
+	c.idleAfter = time.Hour // only the return of redirects releases
+
+	ctx, cancel := context.WithCancel(ctxTimeout(t))
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	// The pause's flow delivers some 3,000 events (batches of 500, 1,000, 1,400);
+	// the rest goes in Busy batches, after the release.
+	waitFor(t, func() bool { return c.Stats().Delivered == int64(len(fs)) })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n, bytes := c.kept(); n > 1 || bytes > idleKeep {
+		t.Errorf("busy again, the consumer keeps %d batches, %d bytes; want at most 1 and %d", n, bytes, idleKeep)
+	}
+	if got := c.releases.Load(); got != 0 {
+		t.Errorf("busy again, the consumer forced %d collections, want none on the redirects' core", got)
+	}
+	// The pause's first three batches (a click fact is one edge; ingests may end out
+	// of order): a catch-up batch, twice and four times that, not three at MaxBatch.
+	first := 0
+	for _, d := range ing.docs[:3] {
+		first += len(d.Edges)
+	}
+	if want := 7 * catchUpFactor * busyBatch; first > want {
+		t.Errorf("the first three batches of the pause hold %d events, want at most %d", first, want)
 	}
 }

@@ -158,6 +158,9 @@ type Store struct {
 	transactions atomic.Uint64
 	documents    atomic.Uint64
 	largestBatch atomic.Uint64
+
+	freeAbove uint64        // freeHeapAbove; tests lower it
+	heapFrees atomic.Uint64 // times freeHeap returned the heap to the OS
 }
 
 // Open opens the SQLite file at path, creating it and its schema if needed, and
@@ -171,7 +174,7 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 		return nil, fmt.Errorf("open local persist: negative limit (max body %d, max batch %d, max answer %d)", opts.MaxBodyBytes, opts.MaxBatch, opts.MaxAnswerBytes)
 	}
 	s := &Store{log: opts.Logger, now: opts.Now, maxBody: opts.MaxBodyBytes, maxBatch: opts.MaxBatch, maxAnswer: opts.MaxAnswerBytes,
-		auth: opts.Authenticator, refusals: logbudget.New(10), known: newKnownVertices()}
+		auth: opts.Authenticator, refusals: logbudget.New(10), known: newKnownVertices(), freeAbove: freeHeapAbove}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

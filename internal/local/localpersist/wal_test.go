@@ -38,3 +38,28 @@ func TestWALTruncatedWhenIdle(t *testing.T) {
 		t.Fatalf("short URL not found after truncation: %v", got)
 	}
 }
+
+// Once the writer is idle and the WAL truncated, a heap over freeAbove is returned
+// to the OS, once per idle spell; under it, never (issue 47: a catch-up's ingests
+// left local Persist's heap at its high-water mark).
+func TestHeapFreedOncePerIdleSpell(t *testing.T) {
+	for _, tc := range []struct {
+		above uint64
+		want  uint64
+	}{{0, 1}, {1 << 62, 0}} {
+		e := newEnv(t, Options{IdleCheckpoint: 50 * time.Millisecond})
+		e.store.freeAbove = tc.above // before the first ingest, which the writer receives after
+		v := shortURL(t, "7BTadEDkJ8")
+		for i := range 5 {
+			e.mustIngest(t, graphson.Document{Vertices: []graphson.Vertex{v}, Edges: []graphson.Edge{click(t, v, fmt.Sprintf("ev_%02d", i))}})
+		}
+		waitFor(t, "WAL truncated", func() bool {
+			fi, err := os.Stat(e.path + "-wal")
+			return err == nil && fi.Size() == 0
+		})
+		time.Sleep(200 * time.Millisecond) // idle spells after the first free nothing more
+		if got := e.store.heapFrees.Load(); got != tc.want {
+			t.Errorf("heap over %d: returned to the OS %d times after one burst, want %d", tc.above, got, tc.want)
+		}
+	}
+}
