@@ -46,7 +46,7 @@ func uniquesQuery(tok string, bounds []string) string {
 
 // statsQuery is visitsQuery and uniquesQuery in one project(), so that Persist may
 // read the window's clicks once for both (local Persist does). With a long window
-// its script passes the 64 KiB a Gremlin server takes (maxScript), and the two are
+// its script passes the 64 KiB a Gremlin server takes (maxGremlinRequest), and the two are
 // sent apart.
 func statsQuery(tok string, bounds []string) string {
 	return windowScript(tok, bounds, true, true)
