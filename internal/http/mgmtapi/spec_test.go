@@ -41,19 +41,3 @@ func TestLoadSpecIsGetSpec(t *testing.T) {
 		t.Fatalf("POST /shorten's body schema is not resolved: ref %q, value %+v", body.Schema.Ref, body.Schema.Value)
 	}
 }
-
-func BenchmarkLoadSpec(b *testing.B) {
-	for b.Loop() {
-		if _, err := loadSpec(); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkGetSpec(b *testing.B) {
-	for b.Loop() {
-		if _, err := management.GetSpec(); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
