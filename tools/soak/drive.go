@@ -179,7 +179,11 @@ func verdict(out io.Writer, snaps []snapshot, drained, settled snapshot, baseCli
 		}
 		if v, ok := settled.rssKB[name]; ok {
 			// Under the band is memory given back once idle, not growth.
-			fmt.Fprintf(out, "target: RSS of %s after the drain and the idle settle %.0f MB (%+.0f%%): %s\n", name, float64(v)/1024, 100*(float64(v)/b-1), within(b, float64(v), b))
+			judged := within(b, float64(v), b)
+			if float64(v) < b*(1-rssBand) {
+				judged = fmt.Sprintf("held (under the %.0f%% band: memory given back once idle)", 100*rssBand)
+			}
+			fmt.Fprintf(out, "target: RSS of %s after the drain and the idle settle %.0f MB (%+.0f%%): %s\n", name, float64(v)/1024, 100*(float64(v)/b-1), judged)
 		}
 	}
 }
