@@ -118,7 +118,7 @@ func (s *Store) countDistinctRanges(ctx context.Context, outE *step, id string, 
 	sc := edgeScan{st: outE, conds: []string{col + " >= ?", col + " < ?"}, args: []any{lo, hi}}
 	q, scanArgs := sc.query(distinctInRangesFunc+"("+col+", "+key+", ?)", id)
 	var text sql.NullString
-	if err := s.queryRow(ctx, q, append([]any{string(boundsJSON)}, scanArgs...), &text); err != nil || !text.Valid {
+	if err := s.queryRow(ctx, q, append([]any{boundsJSON}, scanArgs...), &text); err != nil || !text.Valid {
 		return nil, false, err
 	}
 	counts, err := parseCounts(text.String, len(rs))
@@ -147,13 +147,19 @@ func parseCounts(text string, n int) ([]int64, error) {
 }
 
 // distinctInRangesFunc(x, v, bounds) is an aggregate: for each range [lo, hi) of
-// bounds, a JSON array [lo1, hi1, lo2, hi2, …] constant over the rows (one argument:
-// the driver converts every argument of every row), how many distinct strings v the
-// rows whose string x falls in it hold, as counts separated by spaces. It is NULL
+// bounds, a JSON array [lo1, hi1, lo2, hi2, …] constant over the rows, how many
+// distinct strings v the rows whose string x falls in it hold, as counts separated
+// by spaces. It is NULL
 // over no rows, past maxDistinctValues, and when a row's v is not a string: SQL and
 // Go equality may differ there, which countDistinctStrings judges.
 // Bytewise comparison, as SQLite compares TEXT. One pass keeps one set of values,
 // where count(DISTINCT) in SQL takes one scan and one temporary B-tree per range.
+//
+// The bounds are one argument, and a BLOB: the driver converts every argument of
+// every row, and hands a BLOB over as it lies, where it reads a bound TEXT through
+// sqlite3_value_text, which copies it on every row to end it with a NUL byte (a
+// column's TEXT already ends with one): with a link's window and each of its days,
+// kilobytes a row.
 const distinctInRangesFunc = "linoone_distinct_in_ranges"
 
 // maxDistinctValues bounds the values distinctInRangesFunc keeps in Go memory (some
@@ -227,9 +233,9 @@ func (a *distinctInRanges) start(bounds []string) {
 
 func (a *distinctInRanges) Step(_ *sqlite.FunctionContext, args []driver.Value) error {
 	if a.counts == nil {
-		b, ok := args[2].(string)
+		b, ok := args[2].([]byte)
 		var bounds []string
-		if err := json.Unmarshal([]byte(b), &bounds); !ok || err != nil || len(bounds)%2 != 0 {
+		if err := json.Unmarshal(b, &bounds); !ok || err != nil || len(bounds)%2 != 0 {
 			return fmt.Errorf("%s: the bounds are not a JSON array of pairs of strings", distinctInRangesFunc)
 		}
 		a.start(bounds)

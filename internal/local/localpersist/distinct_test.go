@@ -116,7 +116,7 @@ func TestDistinctInRangesFunc(t *testing.T) {
 	} {
 		var got sql.NullString
 		err := e.store.rdb.QueryRowContext(context.Background(), "SELECT "+distinctInRangesFunc+"(column1, column2, ?) FROM "+c.from,
-			`["a","c","b","bz","c","a","z","zz"]`).Scan(&got)
+			[]byte(`["a","c","b","bz","c","a","z","zz"]`)).Scan(&got)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +141,7 @@ func TestDistinctInRangesFunc(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got string
-	if err := e.store.rdb.QueryRowContext(context.Background(), "SELECT "+distinctInRangesFunc+"(column1, column2, ?) FROM "+rows+")", string(b)).Scan(&got); err != nil {
+	if err := e.store.rdb.QueryRowContext(context.Background(), "SELECT "+distinctInRangesFunc+"(column1, column2, ?) FROM "+rows+")", b).Scan(&got); err != nil {
 		t.Fatal(err)
 	}
 	if got != strings.Join(want, " ") {

@@ -83,7 +83,7 @@ func (s *Store) countInRanges(ctx context.Context, outE *step, id string, groups
 	sc := edgeScan{st: outE, conds: []string{col + " >= ?", col + " < ?"}, args: []any{lo, hi}}
 	q, scanArgs := sc.query(countInRangesFunc+"("+col+", "+groups[0].key+", "+distinct[0].key+", ?)", id)
 	var text sql.NullString
-	if err := s.queryRow(ctx, q, append([]any{string(specJSON)}, scanArgs...), &text); err != nil || !text.Valid {
+	if err := s.queryRow(ctx, q, append([]any{specJSON}, scanArgs...), &text); err != nil || !text.Valid {
 		return nil, err
 	}
 	parts, err := splitParts(text.String)
@@ -117,7 +117,8 @@ func (s *Store) countInRanges(ctx context.Context, outE *step, id string, groups
 // counts as countByFunc does, each part its length in bytes, a colon and itself. It
 // is NULL over no rows, wherever either aggregate would be, and when a row in a range
 // of the first holds a NULL g (no such property, or one of another type: the caller's
-// per-by() path judges those edges).
+// per-by() path judges those edges). The spec is a BLOB, as distinctInRangesFunc's
+// bounds are.
 const countInRangesFunc = "linoone_count_in_ranges"
 
 var registerCountInRanges = sync.OnceValue(func() error {
@@ -139,8 +140,8 @@ type countInRanges struct {
 func (a *countInRanges) Step(_ *sqlite.FunctionContext, args []driver.Value) error {
 	if !a.started {
 		var spec [2][]string
-		b, ok := args[3].(string)
-		if err := json.Unmarshal([]byte(b), &spec); !ok || err != nil || len(spec[0])%2 != 0 || len(spec[1])%2 != 0 {
+		b, ok := args[3].([]byte)
+		if err := json.Unmarshal(b, &spec); !ok || err != nil || len(spec[0])%2 != 0 || len(spec[1])%2 != 0 {
 			return fmt.Errorf("%s: the spec is not a JSON array of two arrays of pairs of strings", countInRangesFunc)
 		}
 		a.runs.bounds, a.groups = spec[0], make([]countBy, len(spec[0])/2)
