@@ -149,9 +149,9 @@ func parseCounts(text string, n int) ([]int64, error) {
 // distinctInRangesFunc(x, v, bounds) is an aggregate: for each range [lo, hi) of
 // bounds, a JSON array [lo1, hi1, lo2, hi2, …] constant over the rows, how many
 // distinct strings v the rows whose string x falls in it hold, as counts separated
-// by spaces. It is NULL
-// over no rows, past maxDistinctValues, and when a row's v is not a string: SQL and
-// Go equality may differ there, which countDistinctStrings judges.
+// by spaces. It is NULL over no rows, past maxDistinctValues, and when a row's v is
+// not a string: SQL and Go equality may differ there, which countDistinctStrings
+// judges.
 // Bytewise comparison, as SQLite compares TEXT. One pass keeps one set of values,
 // where count(DISTINCT) in SQL takes one scan and one temporary B-tree per range.
 //
