@@ -104,21 +104,8 @@ func (s *Store) distinctRanges(ctx context.Context, st *step, v *vertex) (map[in
 // countDistinctRanges runs the one scan of distinctRanges over the ranges rs of the
 // edges outE selects from vertex id.
 func (s *Store) countDistinctRanges(ctx context.Context, outE *step, id string, rs []rangeBy) ([]int64, bool, error) {
-	col, key := rs[0].col, rs[0].key
-	lo, hi := rs[0].lo, rs[0].hi
-	bounds := make([]string, 0, 2*len(rs))
-	for _, r := range rs {
-		lo, hi = min(lo, r.lo), max(hi, r.hi)
-		bounds = append(bounds, r.lo, r.hi)
-	}
-	boundsJSON, err := json.Marshal(bounds)
-	if err != nil {
-		return nil, false, err
-	}
-	sc := edgeScan{st: outE, conds: []string{col + " >= ?", col + " < ?"}, args: []any{lo, hi}}
-	q, scanArgs := sc.query(distinctInRangesFunc+"("+col+", "+key+", ?)", id)
-	var text sql.NullString
-	if err := s.queryRow(ctx, q, append([]any{boundsJSON}, scanArgs...), &text); err != nil || !text.Valid {
+	text, err := s.scanRanges(ctx, outE, id, distinctInRangesFunc+"("+rs[0].col+", "+rs[0].key+", ?)", rangeBounds(rs), rs)
+	if err != nil || !text.Valid {
 		return nil, false, err
 	}
 	counts, err := parseCounts(text.String, len(rs))
@@ -126,6 +113,37 @@ func (s *Store) countDistinctRanges(ctx context.Context, outE *step, id string, 
 		return nil, false, fmt.Errorf("%s: %w", distinctInRangesFunc, err)
 	}
 	return counts, true, nil
+}
+
+// scanRanges runs the aggregate call, whose last argument is spec (as JSON, in a
+// BLOB: see distinctInRangesFunc), over the edges outE selects from vertex id whose
+// column falls in the union of the ranges rss, one scan of that part of the index.
+func (s *Store) scanRanges(ctx context.Context, outE *step, id, call string, spec any, rss ...[]rangeBy) (sql.NullString, error) {
+	var text sql.NullString
+	specJSON, err := json.Marshal(spec)
+	if err != nil {
+		return text, err
+	}
+	first := rss[0][0]
+	lo, hi := first.lo, first.hi
+	for _, rs := range rss {
+		for _, r := range rs {
+			lo, hi = min(lo, r.lo), max(hi, r.hi)
+		}
+	}
+	sc := edgeScan{st: outE, conds: []string{first.col + " >= ?", first.col + " < ?"}, args: []any{lo, hi}}
+	q, scanArgs := sc.query(call, id)
+	err = s.queryRow(ctx, q, append([]any{specJSON}, scanArgs...), &text)
+	return text, err
+}
+
+// rangeBounds is the bounds of the ranges rs, [lo1, hi1, lo2, hi2, …].
+func rangeBounds(rs []rangeBy) []string {
+	bounds := make([]string, 0, 2*len(rs))
+	for _, r := range rs {
+		bounds = append(bounds, r.lo, r.hi)
+	}
+	return bounds
 }
 
 // parseCounts reads the n counts, separated by spaces, that distinctInRangesFunc

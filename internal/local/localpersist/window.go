@@ -2,7 +2,6 @@ package localpersist
 
 import (
 	"context"
-	"database/sql"
 	"database/sql/driver"
 	"encoding/json"
 	"fmt"
@@ -67,23 +66,10 @@ func sameRanges(a, b rangeBy) bool {
 // countInRanges runs the one scan of windowRanges over the ranges groups and
 // distinct of the edges outE selects from vertex id.
 func (s *Store) countInRanges(ctx context.Context, outE *step, id string, groups, distinct []rangeBy) (map[int]any, error) {
-	lo, hi := groups[0].lo, groups[0].hi
-	var spec [2][]string
-	for k, rs := range [2][]rangeBy{groups, distinct} {
-		for _, r := range rs {
-			lo, hi = min(lo, r.lo), max(hi, r.hi)
-			spec[k] = append(spec[k], r.lo, r.hi)
-		}
-	}
-	specJSON, err := json.Marshal(spec)
-	if err != nil {
-		return nil, err
-	}
-	col := groups[0].col
-	sc := edgeScan{st: outE, conds: []string{col + " >= ?", col + " < ?"}, args: []any{lo, hi}}
-	q, scanArgs := sc.query(countInRangesFunc+"("+col+", "+groups[0].key+", "+distinct[0].key+", ?)", id)
-	var text sql.NullString
-	if err := s.queryRow(ctx, q, append([]any{specJSON}, scanArgs...), &text); err != nil || !text.Valid {
+	g, d := groups[0], distinct[0]
+	spec := [2][]string{rangeBounds(groups), rangeBounds(distinct)}
+	text, err := s.scanRanges(ctx, outE, id, countInRangesFunc+"("+g.col+", "+g.key+", "+d.key+", ?)", spec, groups, distinct)
+	if err != nil || !text.Valid {
 		return nil, err
 	}
 	parts, err := splitParts(text.String)
