@@ -91,6 +91,9 @@ var depRules = []struct {
 	{"client/ depends on no internal/ package: it is public, and other modules cannot import internal/", func(p pkg, dep string) bool {
 		return isClient(p) && strings.HasPrefix(dep, module+"/internal/")
 	}},
+	{"lambdas/ never depends on the SDK's config module: its credential chain links sso, sts and more into every function (awswire.LambdaAWS)", func(p pkg, dep string) bool {
+		return strings.HasPrefix(p.ImportPath, module+"/lambdas/") && dep == "github.com/aws/aws-sdk-go-v2/config"
+	}},
 }
 
 // isClient reports whether p is the public client package (or one under it).
@@ -154,6 +157,7 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{in("http", "x"), module + "/internal/testutil/golden", "testutil/ is imported only by tests"},
 		{in("aws", "x"), module + "/api/management", "the generated api/"},
 		{pkg{ImportPath: module + "/client", Name: "client"}, module + "/internal/http/sigv4", "client/ depends on no internal/ package"},
+		{pkg{ImportPath: module + "/lambdas/issue", Name: "main"}, "github.com/aws/aws-sdk-go-v2/config", "lambdas/ never depends on the SDK's config module"},
 	} {
 		p := tt.p
 		p.Imports, p.Deps = []string{tt.imp}, []string{tt.imp}
@@ -172,9 +176,10 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{in("core", "x"), "golang.org/x/net/idna"},
 		{in("http", "x"), module + "/api/resolver"},
 		{pkg{ImportPath: module + "/client", Name: "client"}, module + "/api/management"},
+		{pkg{ImportPath: module + "/cmd/linoone", Name: "main"}, "github.com/aws/aws-sdk-go-v2/config"},
 	} {
 		p := ok.p
-		p.Imports = []string{ok.imp}
+		p.Imports, p.Deps = []string{ok.imp}, []string{ok.imp}
 		if msgs := checkImportRules([]pkg{p}); len(msgs) > 0 {
 			t.Errorf("%s importing %s is allowed, got %q", p.ImportPath, ok.imp, msgs)
 		}

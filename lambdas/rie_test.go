@@ -7,6 +7,8 @@
 // functions talk to local Persist, goaws (the click DLQ) and a fake EventBridge
 // PutEvents endpoint, reached through the SDK's AWS_ENDPOINT_URL_<SERVICE> variables
 // exactly as a deployed function reaches AWS. It also checks the reproducible zips.
+// Beside them runs lambdas/internal/floor, the bare aws-lambda-go runtime, whose
+// init is the floor of the functions' own on the same run.
 //
 // The file is Linux-only: the emulator and the bootstraps (provided.al2023) are.
 package lambdas_test
@@ -107,7 +109,7 @@ func TestLambdasUnderRIE(t *testing.T) {
 	busURL := serve(t, bus)
 	ssm := &fakeSSM{params: map[string]string{denyListParam: "# deny list: one rule per line\nnot a rule\nEXAMPLE.com.\n"}}
 	ssmURL := serve(t, ssm)
-	bootstraps := buildBootstraps(t, "issue", "resolve", "replay")
+	bootstraps := buildBootstraps(t, "issue", "resolve", "replay", "internal/floor")
 
 	env := func(name string, extra ...string) []string {
 		home := t.TempDir()
@@ -138,6 +140,8 @@ func TestLambdasUnderRIE(t *testing.T) {
 	issue := startRIE(t, rie, "issue", bootstraps["issue"], env("issue", direct...))
 	resolve := startRIE(t, rie, "resolve", bootstraps["resolve"], env("resolve", append(direct, clickEnv...)...))
 	replay := startRIE(t, rie, "replay", bootstraps["replay"], env("replay", clickEnv...))
+	// The bare aws-lambda-go runtime: the floor of the functions' init on this run.
+	floor := startRIE(t, rie, "floor (bare aws-lambda-go)", bootstraps["internal/floor"], env("floor"))
 	// The issue function as terraform/modules/stack configures it: URLs in its
 	// environment (no SSM call at start, issue 48), Persist calls signed with the
 	// function's credentials. An SSM call would reach the fake and be seen.
@@ -158,6 +162,15 @@ func TestLambdasUnderRIE(t *testing.T) {
 		link       shorturl.ShortURL // issued by the issue function
 		deadLetter string            // a click DLQ message body written by the resolve function
 	)
+
+	t.Run("floor", func(t *testing.T) {
+		ev := []byte(`{"ping":"floor"}`)
+		got := floor.invoke(t, ev)
+		floor.logInit(t)
+		if !bytes.Equal(got, ev) {
+			t.Errorf("the bare function answered %s, want its event back", got)
+		}
+	})
 
 	t.Run("issue", func(t *testing.T) {
 		resp := issue.api(t, event(t, "issue", "shorten.json"))
@@ -496,8 +509,8 @@ func goEnv(t *testing.T, name string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// buildBootstraps builds the functions for the host in one go build and returns each
-// bootstrap's path (<dir>/<function>/bootstrap).
+// buildBootstraps builds the functions (lambdas/<fn>) for the host in one go build
+// and returns each bootstrap's path (<dir>/<fn>/bootstrap).
 func buildBootstraps(t *testing.T, fns ...string) map[string]string {
 	t.Helper()
 	dir := t.TempDir()
@@ -518,7 +531,7 @@ func buildBootstraps(t *testing.T, fns ...string) map[string]string {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.Rename(filepath.Join(out, fn), p); err != nil {
+		if err := os.Rename(filepath.Join(out, filepath.Base(fn)), p); err != nil {
 			t.Fatal(err)
 		}
 		paths[fn] = p

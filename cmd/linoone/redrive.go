@@ -6,7 +6,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/linoone/linoone/internal/app/awswire"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+
 	"github.com/linoone/linoone/internal/aws/clickdlq"
 )
 
@@ -59,9 +60,10 @@ func redriveCmd(ctx context.Context, args []string, getenv func(string) string, 
 	if v := getenv("AWS_REGION"); v != "" {
 		region = v
 	}
-	awsCfg, err := awswire.LoadAWS(ctx, region)
+	// The full default chain (profiles, SSO, roles): an operator's machine, not Lambda.
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion(region))
 	if err != nil {
-		return err
+		return fmt.Errorf("load aws config: %w", err)
 	}
 	api := clickdlq.NewClient(awsCfg, getenv("AWS_ENDPOINT_URL_SQS"))
 	progress := func(t clickdlq.MoveTask) {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/linoone/linoone/internal/app/config"
@@ -35,11 +34,11 @@ var (
 )
 
 // Load is the start of every function, after its configuration is read: the AWS
-// configuration and the logger LINOONE_LOG_LEVEL asks for. It calls no AWS service:
-// what a function must know to start comes in its environment (issue 48).
+// configuration (LambdaAWS) and the logger LINOONE_LOG_LEVEL asks for. It calls no
+// AWS service: what a function must know to start comes in its environment (issue 48).
 func Load(ctx context.Context, fn Function) (aws.Config, *slog.Logger, error) {
 	shared := fn.Shared()
-	awsCfg, err := LoadAWS(ctx, shared.Region)
+	awsCfg, err := LambdaAWS(os.Getenv, shared.Region)
 	if err != nil {
 		return aws.Config{}, nil, fmt.Errorf("configuration: %w", err)
 	}
@@ -96,16 +95,6 @@ func EscapeRawPath(ev *events.APIGatewayV2HTTPRequest) {
 
 // notInQuery reports a byte that url.Parse refuses in a query, or reads as its end.
 func notInQuery(c rune) bool { return c < 0x20 || c == 0x7f || c == '#' }
-
-// LoadAWS loads the default AWS configuration (the Lambda role, AWS_ENDPOINT_URL_*
-// overrides) for region.
-func LoadAWS(ctx context.Context, region string) (aws.Config, error) {
-	c, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion(region))
-	if err != nil {
-		return aws.Config{}, fmt.Errorf("load aws config: %w", err)
-	}
-	return c, nil
-}
 
 // GetParameterAPI is the SSM call the deny list and the idempotency secret need.
 type GetParameterAPI interface {
