@@ -32,6 +32,9 @@ func unknown(name, unit, source string) Figure {
 // benchDate is when the measured figures were taken (README "Performance").
 const benchDate = "2026-11-29"
 
+// initDate is when the Lambda init figures were taken (docs/performance.md).
+const initDate = "2026-12-07"
+
 // Measured is every figure that comes from our own benchmarks: the one place to refresh
 // after a new `make bench` run. Where `make bench` reports a range, the upper end is used.
 func Measured() []Figure {
@@ -42,10 +45,10 @@ func Measured() []Figure {
 			"make bench: BenchmarkBuild (internal/core/clickfact), 2.6–3.6 µs/op", benchDate),
 		known("issuance_cpu_us", 660, "µs/request",
 			"make bench: BenchmarkShorten (internal/http/httpapi), 295–330 µs/op with 64 producers on 2 cores = ≤ 660 µs CPU; includes local Persist's ingest, so an upper bound for the function", benchDate),
-		known("resolve_init_ms", 14.6, "ms",
-			"make bench: scripts/bench-lambda-init.sh 5, resolve median of 5 under the runtime interface emulator (full CPU), 2026-11-30", benchDate),
-		known("issue_init_ms", 37.0, "ms",
-			"make bench: scripts/bench-lambda-init.sh 5, issue median of 5 under the runtime interface emulator (full CPU; crawlerdetect's package init is ~13 ms of it), 2026-11-30", benchDate),
+		known("resolve_init_ms", 26.4, "ms",
+			"make bench: scripts/bench-lambda-init.sh 5, resolve median of 5 under the runtime interface emulator (full CPU; the bare aws-lambda-go runtime 16.3 ms in the same run), 2026-12-07", initDate),
+		known("issue_init_ms", 58.7, "ms",
+			"make bench: scripts/bench-lambda-init.sh 5, issue median of 5 under the runtime interface emulator (full CPU; the bare aws-lambda-go runtime 16.3 ms in the same run, crawlerdetect's package init ~16 ms of it), 2026-12-07", initDate),
 		known("emf_line_bytes", 450, "bytes/invocation",
 			"internal/aws/metrics: one EMF line of the five click-fact counters (TestMeasuredEMFLine keeps it within 15 %)", benchDate),
 		known("access_log_line_bytes", 600, "bytes/request",
