@@ -95,9 +95,7 @@ func (a *countBy) WindowValue(*sqlite.FunctionContext) (driver.Value, error) {
 	b := strconv.AppendInt(nil, a.nulls, 10)
 	b = append(b, ' ')
 	for i, k := range a.keys {
-		b = strconv.AppendInt(b, int64(len(k)), 10)
-		b = append(b, ':')
-		b = append(b, k...)
+		b = appendPart(b, k)
 		b = strconv.AppendInt(b, a.counts[i], 10)
 		b = append(b, ' ')
 	}
@@ -127,12 +125,11 @@ func decodeCountBy(text string, counts map[string]any) (nulls int64, err error) 
 		return 0, err
 	}
 	for text != "" {
-		size, err := num(':')
-		if err != nil || size > int64(len(text)) {
+		key, rest, ok := cutPart(text)
+		if !ok {
 			return 0, errCountBy
 		}
-		key := text[:size]
-		text = text[size:]
+		text = rest
 		n, err := num(' ')
 		if err != nil {
 			return 0, err
@@ -141,4 +138,26 @@ func decodeCountBy(text string, counts map[string]any) (nulls int64, err error) 
 		counts[key] = prev + n
 	}
 	return nulls, nil
+}
+
+// appendPart appends part to b as its length in bytes, a colon and itself: a part
+// may hold any bytes.
+func appendPart(b []byte, part string) []byte {
+	b = strconv.AppendInt(b, int64(len(part)), 10)
+	b = append(b, ':')
+	return append(b, part...)
+}
+
+// cutPart reads the part appendPart wrote at the start of text and returns it and
+// the text after it; ok is false when text does not start with one.
+func cutPart(text string) (part, rest string, ok bool) {
+	i := strings.IndexByte(text, ':')
+	if i < 0 {
+		return "", "", false
+	}
+	n, err := strconv.Atoi(text[:i])
+	if err != nil || n < 0 || n > len(text)-i-1 {
+		return "", "", false
+	}
+	return text[i+1 : i+1+n], text[i+1+n:], true
 }

@@ -5,8 +5,6 @@ import (
 	"database/sql/driver"
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 
 	"modernc.org/sqlite"
@@ -182,24 +180,15 @@ func (a *countInRanges) WindowValue(*sqlite.FunctionContext) (driver.Value, erro
 
 func (a *countInRanges) Final(*sqlite.FunctionContext) {}
 
-// appendPart appends part to b as its length in bytes, a colon and itself.
-func appendPart(b []byte, part string) []byte {
-	b = strconv.AppendInt(b, int64(len(part)), 10)
-	b = append(b, ':')
-	return append(b, part...)
-}
-
 // splitParts reads the parts appendPart wrote.
 func splitParts(text string) ([]string, error) {
 	var parts []string
 	for text != "" {
-		i := strings.IndexByte(text, ':')
-		n, err := strconv.Atoi(text[:max(i, 0)])
-		if i < 0 || err != nil || n < 0 || n > len(text)-i-1 {
+		part, rest, ok := cutPart(text)
+		if !ok {
 			return nil, fmt.Errorf("%s: malformed answer", countInRangesFunc)
 		}
-		parts = append(parts, text[i+1:i+1+n])
-		text = text[i+1+n:]
+		parts, text = append(parts, part), rest
 	}
 	return parts, nil
 }
